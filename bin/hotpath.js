@@ -1,0 +1,21 @@
+#!/usr/bin/env node
+import { main } from '../src/cli/main.js'
+
+/** @type {(() => unknown)[]} */
+const stops = []
+let signalled = false
+const onSignal = (/** @type {NodeJS.Signals} */ signal) => {
+  // First Ctrl-C: stop the run and report what was collected. Second: leave now.
+  if (signalled || stops.length === 0) process.exit(signal === 'SIGINT' ? 130 : 143)
+  signalled = true
+  for (const stop of stops) stop()
+}
+process.on('SIGINT', onSignal)
+process.on('SIGTERM', onSignal)
+
+const code = await main(process.argv.slice(2), {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  stopOnSignal: (stop) => { stops.push(stop) }
+})
+process.exitCode = code

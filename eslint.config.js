@@ -1,0 +1,5 @@
+import neostandard from 'neostandard'
+
+export default [
+  ...neostandard({ ignores: ['node_modules/**', 'types/**', '.cache/**', '.hotpath/**', 'coverage/**'] })
+]

@@ -1,0 +1,98 @@
+import { writeFile } from 'node:fs/promises'
+import { UsageError } from '../errors.js'
+import { load, preparePlan } from '../load/load.js'
+import { formatLoadResult } from '../report/load-text.js'
+import { Progress } from '../report/progress.js'
+import { describeExit, TargetProcess } from '../run/target-process.js'
+import { durationFlag, numberFlag } from './args.js'
+import { LOAD_FLAGS, loadOptionsFromFlags } from './load-options.js'
+
+/** @type {import('./args.js').CommandSpec} */
+export const spec = {
+  name: 'load',
+  usage: 'hotpath load [options] <url>\n       hotpath load [options] -- <command...>',
+  summary: 'Load an HTTP server and measure latency (µs resolution), throughput and errors. With -- <command>, start the\n' +
+    'server first, wait until it listens, load it, then stop it.',
+  options: {
+    ...LOAD_FLAGS,
+    json: { type: 'boolean', description: 'print the result as JSON (autocannon\'s shape plus a mergeable HDR histogram)' },
+    output: { type: 'string', short: 'o', value: 'file', description: 'also write the JSON result to a file' },
+    title: { type: 'string', value: 'text', description: 'a title stored in the result' },
+    'no-progress': { type: 'boolean', description: 'no progress bar (it only shows on a terminal anyway)' },
+    path: { type: 'string', value: 'path', description: 'with -- <command>: the path to load', default: '/' },
+    port: { type: 'string', value: 'N', description: 'with -- <command>: load this port (default: the first one it listens on)' },
+    'listen-timeout': { type: 'string', value: 'time', description: 'with -- <command>: how long to wait for it to listen', default: '30s' }
+  },
+  details: 'Examples:\n' +
+    '  hotpath load -c 100 -d 30 http://127.0.0.1:3000/\n' +
+    '  hotpath load -R 2000 -d 60 --json http://127.0.0.1:3000/api > run.json\n' +
+    '  hotpath load -- node server.js\n' +
+    'Results from several machines merge exactly: hotpath merge a.json b.json'
+}
+
+/**
+ * @param {ReturnType<typeof import('./args.js').parseCommand>} args
+ * @param {import('./main.js').Io} io
+ * @returns {Promise<number>} exit code
+ */
+export async function run ({ values, positionals, command }, io) {
+  const options = await loadOptionsFromFlags(values)
+  if (positionals.length > 1) throw new UsageError(`load takes one URL, got ${positionals.length}: ${positionals.join(' ')}`)
+  if (command.length > 0 && positionals.length > 0) throw new UsageError('give either a URL or -- <command>, not both')
+  if (command.length === 0 && positionals.length === 0) throw new UsageError('load needs a URL or -- <command> (see hotpath load --help)')
+  const path = /** @type {string | undefined} */ (values.path) ?? '/'
+  if (!path.startsWith('/')) throw new UsageError(`--path must start with '/', got '${path}'`)
+  const port = numberFlag('port', /** @type {string | undefined} */ (values.port), { integer: true })
+  const listenTimeout = /** @type {number} */ (durationFlag('listen-timeout', /** @type {string | undefined} */ (values['listen-timeout']) ?? '30s'))
+  const title = /** @type {string | undefined} */ (values.title)
+
+  /** @type {TargetProcess | null} */
+  let target = null
+  let url = positionals[0]
+  if (command.length > 0) {
+    target = await new TargetProcess(command).start()
+    io.stopOnSignal(() => target?.stop())
+    try {
+      const l = await target.waitForListening({ timeout: listenTimeout, port })
+      url = `${l.tls ? 'https' : 'http'}://${l.host.includes(':') ? `[${l.host}]` : l.host}:${l.port}${path}`
+      if (!values.json) io.stderr.write(`Target listening on ${url} (pid ${l.pid})\n`)
+    } catch (err) {
+      await target.stop()
+      throw err
+    }
+  }
+
+  // Validate everything before the run, so a bad flag never costs a started server.
+  const loadOptions = { ...options, url, ...(title ? { title } : {}) }
+  const { plan } = preparePlan(loadOptions)
+  const progress = new Progress(io.stderr, {
+    duration: plan.duration,
+    amount: plan.amount,
+    warmup: plan.warmup
+  })
+  if (values['no-progress']) progress.enabled = false
+  const abort = new AbortController()
+  io.stopOnSignal(() => abort.abort())
+  // A target that dies mid-run ends the run at once; what was measured until then is still reported.
+  target?.exited.then((exit) => { if (!exit.stoppedByUs) abort.abort() })
+  progress.start()
+  let result
+  try {
+    result = await load({ ...loadOptions, signal: abort.signal, onBin: (bin) => progress.onBin(bin) })
+  } finally {
+    progress.stop()
+    await target?.stop()
+  }
+  const crashed = target?.exitInfo && !target.exitInfo.stoppedByUs ? target.exitInfo : null
+
+  const json = JSON.stringify(result, null, 2) + '\n'
+  if (values.output) await writeFile(/** @type {string} */ (values.output), json)
+  if (values.json) io.stdout.write(json)
+  else io.stdout.write(formatLoadResult(result))
+  if (crashed && target) {
+    io.stderr.write(`hotpath: the target exited ${describeExit(crashed)} during the run; the figures above cover the run until then.\n`)
+    for (const line of target.tail()) io.stderr.write(`  | ${line}\n`)
+    return 1
+  }
+  return 0
+}

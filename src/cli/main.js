@@ -1,0 +1,85 @@
+import { TargetError, UsageError } from '../errors.js'
+import { VERSION } from '../version.js'
+import { formatHelp, parseCommand } from './args.js'
+import * as loadCommand from './load.js'
+import * as mergeCommand from './merge.js'
+import * as compareCommand from './compare.js'
+
+/**
+ * What a command may touch of the outside world; tests and the bin pass real streams.
+ * @typedef {object} Io
+ * @property {NodeJS.WriteStream} stdout
+ * @property {NodeJS.WriteStream} stderr
+ * @property {(stop: () => unknown) => void} stopOnSignal run `stop` on the first Ctrl-C / SIGTERM
+ */
+
+/**
+ * @typedef {object} Command
+ * @property {import('./args.js').CommandSpec} spec
+ * @property {(args: ReturnType<typeof parseCommand>, io: Io) => Promise<number>} run
+ */
+
+/** @type {Record<string, Command>} */
+const COMMANDS = {
+  load: loadCommand,
+  merge: mergeCommand,
+  compare: compareCommand
+}
+
+const USAGE = `hotpath ${VERSION} — load, diagnose and profile Node.js servers
+
+Usage: hotpath <command> [options]
+
+Commands:
+  load      load an HTTP server and measure it (or start it: hotpath load -- node server.js)
+  merge     merge load results from several machines into one, exactly
+  compare   compare two load results side by side, with what is beyond noise
+
+Run 'hotpath <command> --help' for a command's options.
+`
+
+/**
+ * Runs the CLI. Never throws: errors a user can fix print one line; anything else prints a short internal-error note
+ * (the stack only with HOTPATH_DEBUG=1).
+ * @param {string[]} argv
+ * @param {Io} io
+ * @returns {Promise<number>} the exit code
+ */
+export async function main (argv, io) {
+  const [name, ...rest] = argv
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    io.stdout.write(USAGE)
+    return name === undefined ? 2 : 0
+  }
+  if (name === '--version' || name === '-v') {
+    io.stdout.write(`${VERSION}\n`)
+    return 0
+  }
+  const command = COMMANDS[name]
+  if (!command) {
+    io.stderr.write(`hotpath: unknown command '${name}' (commands: ${Object.keys(COMMANDS).join(', ')})\n`)
+    return 2
+  }
+  try {
+    const args = parseCommand(command.spec, rest)
+    if (args.help) {
+      io.stdout.write(formatHelp(command.spec))
+      return 0
+    }
+    return await command.run(args, io)
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr.write(`hotpath ${name}: ${err.message}\n`)
+      return err.exitCode
+    }
+    if (err instanceof TargetError) {
+      io.stderr.write(`hotpath ${name}: ${err.message}\n`)
+      for (const line of err.stderr) io.stderr.write(`  | ${line}\n`)
+      return err.exitCode
+    }
+    const e = /** @type {Error} */ (err)
+    io.stderr.write(`hotpath ${name}: internal error: ${e?.message ?? e} (HOTPATH_DEBUG=1 shows the stack; please report it)\n`)
+    if (process.env.HOTPATH_DEBUG) io.stderr.write(`${e?.stack}\n`)
+    return 70
+  }
+}

@@ -1,0 +1,256 @@
+import { performance } from 'node:perf_hooks'
+import { Connection } from './connection.js'
+import { Recorder } from './recorder.js'
+import { RequestCycle } from './requests.js'
+
+/**
+ * What one thread runs. Serialisable, so the same plan runs in the main thread or in a worker.
+ * @typedef {object} Plan
+ * @property {import('./target.js').Target} target
+ * @property {import('./requests.js').WireRequest[]} requests
+ * @property {number} connections
+ * @property {number} pipelining
+ * @property {number} rate requests per second for this thread; 0 for a closed loop
+ * @property {number} amount requests to complete in this thread; 0 for no limit
+ * @property {number} duration seconds of measurement; Infinity when `amount` bounds the run
+ * @property {number} warmup seconds of unrecorded load before measuring
+ * @property {number} timeout seconds a request may wait for its response
+ * @property {number} startAt epoch ms at which every thread starts, so their seconds line up
+ */
+
+/** @returns {number} epoch ms with sub-millisecond precision */
+const epochNow = () => performance.timeOrigin + performance.now()
+
+const READ_BUFFER_SIZE = 64 * 1024
+
+/**
+ * Drives the connections of one thread and records what they see.
+ *
+ * Closed loop (no rate): every connection keeps `pipelining` requests in flight; the responses framed in one read are
+ * replaced by one write of as many requests.
+ *
+ * Open loop (rate): request i is due at t0 + i / rate whatever happened before — the arrival process does not wait for
+ * the server. A due request goes out on the first connection with room; when none has room it waits, and its latency is
+ * still measured from when it was due (coordinated omission removed, as wrk2 does). The uncorrected latency, from the
+ * actual send, is recorded beside it.
+ */
+export class Runner {
+  /**
+   * @param {Plan} plan
+   * @param {{ onBin?: (bin: import('./recorder.js').Bin) => void }} [hooks]
+   */
+  constructor (plan, hooks = {}) {
+    this.plan = plan
+    this.target = plan.target
+    this.pipelining = plan.pipelining
+    this.cycle = new RequestCycle(plan.requests, plan.pipelining)
+    this.readBuffer = Buffer.allocUnsafe(READ_BUFFER_SIZE)
+    this.rateMode = plan.rate > 0
+    this.interval = this.rateMode ? 1000 / plan.rate : 0
+    this.amount = plan.amount
+    this.recorder = new Recorder({ rateMode: this.rateMode })
+    this.hooks = hooks
+    this.running = false
+    this.recording = false
+    /** perf-clock ms; responses to requests sent before it (during warm-up) are not recorded */
+    this.measureStart = Infinity
+    /** requests issued since measuring (or warm-up) began: the rate schedule's index and the amount budget */
+    this.issued = 0
+    /** under --rate, requests lost with a closed connection; they count toward --amount since time moved on */
+    this.abandoned = 0
+    this.t0 = 0
+    this.progress = { completed: 0, at: 0 }
+    /** @type {Connection[]} connections with room, waiting for the next due request (open loop only) */
+    this.idle = []
+    /** @type {Connection[]} */
+    this.connections = []
+    /** @type {NodeJS.Timeout[]} */
+    this.timers = []
+    /** @type {NodeJS.Timeout | null} */
+    this.tickTimer = null
+    /** @type {(shard: import('./recorder.js').Shard) => void} */
+    this.resolve = () => {}
+  }
+
+  /**
+   * @returns {Promise<import('./recorder.js').Shard>}
+   */
+  run () {
+    return new Promise((resolve) => {
+      this.resolve = resolve
+      const wait = Math.max(0, this.plan.startAt - epochNow())
+      this.timers.push(setTimeout(() => this.begin(), wait))
+    })
+  }
+
+  begin () {
+    this.running = true
+    this.t0 = performance.now()
+    this.progress = { completed: 0, at: this.t0 }
+    for (let i = 0; i < this.plan.connections; i++) this.connections.push(new Connection(this, i))
+    const timeoutMs = this.plan.timeout * 1000
+    this.timers.push(setInterval(() => this.watchdog(timeoutMs), Math.max(10, Math.min(1000, timeoutMs / 4))))
+    if (this.plan.warmup > 0) {
+      this.timers.push(setTimeout(() => this.startMeasuring(), this.plan.warmup * 1000))
+    } else {
+      this.startMeasuring()
+    }
+    for (const conn of this.connections) conn.open()
+    if (this.rateMode) this.tick()
+  }
+
+  startMeasuring () {
+    const now = performance.now()
+    this.recorder.reset(epochNow())
+    this.recording = true
+    this.measureStart = now
+    this.issued = 0
+    this.abandoned = 0
+    this.t0 = now
+    this.timers.push(setInterval(() => {
+      const bin = this.recorder.roll(epochNow())
+      this.hooks.onBin?.(bin)
+    }, 1000))
+    if (Number.isFinite(this.plan.duration)) {
+      this.timers.push(setTimeout(() => this.finish(), this.plan.duration * 1000))
+    }
+    // The warm-up may have used some of the connections' room; a fresh schedule needs every idle one.
+    for (const conn of this.connections) this.refill(conn)
+  }
+
+  /** @param {number} now perf-clock ms */
+  dueCount (now) {
+    return Math.floor((now - this.t0) / this.interval) + 1
+  }
+
+  /** Intended send time of the next request in the open-loop schedule; advances the schedule. */
+  nextIntended () {
+    return this.t0 + (this.issued++) * this.interval
+  }
+
+  /**
+   * Gives a connection as many requests as it may send now.
+   * @param {Connection} conn
+   */
+  refill (conn) {
+    if (!this.running) return
+    let k = conn.capacity
+    if (k === 0) return
+    if (this.amount > 0) {
+      const left = this.amount - this.issued
+      if (left <= 0) return
+      if (left < k) k = left
+    }
+    if (this.rateMode) {
+      const due = this.dueCount(performance.now()) - this.issued
+      if (due <= 0) {
+        this.park(conn)
+        return
+      }
+      if (due < k) k = due
+      conn.send(k)
+      if (conn.capacity > 0) this.park(conn)
+      return
+    }
+    this.issued += k
+    conn.send(k)
+  }
+
+  /** @param {Connection} conn */
+  park (conn) {
+    if (conn.queued) return
+    conn.queued = true
+    this.idle.push(conn)
+  }
+
+  /** Open loop: sends what is due on idle connections, then sleeps until the next request is due. */
+  tick () {
+    this.tickTimer = null
+    if (!this.running) return
+    const now = performance.now()
+    let due = this.dueCount(now) - this.issued
+    if (this.amount > 0) due = Math.min(due, this.amount - this.issued)
+    while (due > 0 && this.idle.length > 0) {
+      const conn = /** @type {Connection} */ (this.idle.shift())
+      conn.queued = false
+      const k = Math.min(conn.capacity, due)
+      if (k === 0) continue
+      conn.send(k)
+      due -= k
+      if (conn.capacity > 0) this.park(conn)
+    }
+    const next = this.t0 + this.issued * this.interval
+    // Timers have millisecond resolution; latency is measured from the intended time, so lateness is not hidden.
+    this.tickTimer = setTimeout(() => this.tick(), Math.max(1, next - performance.now()))
+  }
+
+  onResponse () {
+    if (this.amount > 0 && this.recorder.completed + this.abandoned >= this.amount) this.finish()
+  }
+
+  /**
+   * @param {string} kind
+   * @param {{ timeout?: boolean, reset?: boolean }} [flags]
+   */
+  fail (kind, flags) {
+    if (this.recording) this.recorder.error(kind, flags)
+  }
+
+  /**
+   * @param {Connection} conn
+   * @param {number} lost requests that were in flight and will never be answered
+   * @param {boolean} wasConnected
+   */
+  onConnectionClosed (conn, lost, wasConnected) {
+    if (!this.running) return
+    if (lost > 0) {
+      // A closed loop sends lost requests again (the budget returns); an open loop has moved on in time.
+      if (this.rateMode) this.abandoned += lost
+      else this.issued = Math.max(0, this.issued - lost)
+    }
+    if (this.recording) this.recorder.reconnects++
+    conn.failedOpens = wasConnected ? 0 : conn.failedOpens + 1
+    // Reopen at once after a close; back off when the server refuses, so a dead port does not spin the CPU.
+    const delay = conn.failedOpens === 0 ? 0 : Math.min(1000, 25 * 2 ** conn.failedOpens)
+    // Unref'd: finish() may come first, and a pending reopen must not hold the process open.
+    setTimeout(() => {
+      if (this.running) conn.open()
+    }, delay).unref()
+    if (this.amount > 0) this.onResponse()
+  }
+
+  /** @param {number} timeoutMs */
+  watchdog (timeoutMs) {
+    const now = performance.now()
+    for (const conn of this.connections) conn.checkTimeout(now, timeoutMs)
+    // A run bounded only by --amount must still end when the server stops answering altogether.
+    if (this.recorder.completed !== this.progress.completed) {
+      this.progress = { completed: this.recorder.completed, at: now }
+    } else if (!Number.isFinite(this.plan.duration) && now - this.progress.at > Math.max(3 * timeoutMs, 10_000)) {
+      this.fail('no response for too long; run stopped')
+      this.finish()
+    }
+  }
+
+  /** Ends the run now (duration reached, amount done, or aborted) and resolves with what was measured. */
+  finish () {
+    if (!this.running) return
+    const now = performance.now()
+    if (this.rateMode && this.recording) {
+      // Missed: due, but no connection was free to send it. A request that fell due since the last tick and has a
+      // free connection waiting is not missed, only not yet sent.
+      let due = this.dueCount(now)
+      if (this.amount > 0) due = Math.min(due, this.amount)
+      let free = 0
+      for (const conn of this.connections) free += conn.capacity
+      this.recorder.missed = Math.max(0, due - this.issued - free)
+    }
+    this.running = false
+    for (const t of this.timers) clearTimeout(t)
+    if (this.tickTimer) clearTimeout(this.tickTimer)
+    const shard = this.recorder.finish(epochNow())
+    this.recording = false
+    for (const conn of this.connections) conn.socket?.destroy()
+    this.resolve(shard)
+  }
+}

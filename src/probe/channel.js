@@ -1,0 +1,33 @@
+import net from 'node:net'
+
+/**
+ * The probe's line back to hotpath: newline-delimited JSON over the unix socket named in HOTPATH_CHANNEL.
+ * It never throws into the target and never keeps it alive (the socket is unref'd); messages sent before the socket
+ * connects are queued.
+ * @param {string} path
+ */
+export function openChannel (path) {
+  /** @type {string[]} */
+  let queue = []
+  let connected = false
+  let broken = false
+  const socket = net.connect(path)
+  socket.unref()
+  socket.on('connect', () => {
+    connected = true
+    for (const line of queue) socket.write(line)
+    queue = []
+  })
+  socket.on('error', () => { broken = true })
+  return {
+    /** @param {object} message */
+    send (message) {
+      if (broken) return
+      try {
+        const line = JSON.stringify(message) + '\n'
+        if (connected) socket.write(line)
+        else queue.push(line)
+      } catch {}
+    }
+  }
+}

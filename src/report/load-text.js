@@ -1,0 +1,64 @@
+import { formatBytes, formatCount, formatMs, formatPercent, table } from './format.js'
+
+/** @typedef {import('../load/result.js').LoadResult} LoadResult */
+
+/**
+ * The terminal summary of a load result: latency and rate tables, then counts, status codes, errors and, under
+ * --rate, whether the server kept up.
+ * @param {LoadResult} r
+ * @returns {string}
+ */
+export function formatLoadResult (r) {
+  const l = r.latency
+  const latencyRows = [
+    ['Latency', 'p50', 'p90', 'p99', 'p99.9', 'max', 'mean', 'stdev'],
+    ['', ...[l.p50, l.p90, l.p99, l.p99_9, l.max, l.mean, l.stddev].map(formatMs)]
+  ]
+  const u = r.hotpath.uncorrectedLatency
+  if (u) latencyRows.push(['uncorrected', ...[u.p50, u.p90, u.p99, u.p99_9, u.max, u.mean, u.stddev].map(formatMs)])
+  const q = r.requests
+  const t = r.throughput
+  const rateRows = [
+    ['Per second', 'mean', 'stdev', 'min', 'p50', 'max'],
+    ['Requests', ...[q.mean, q.stddev, q.min, q.p50, q.max].map(formatCount)],
+    ['Bytes', ...[t.mean, t.stddev, t.min, t.p50, t.max].map(v => formatBytes(v))]
+  ]
+  const lines = [
+    table(latencyRows),
+    table(rateRows),
+    '',
+    `${formatCount(q.total)} requests in ${r.duration.toFixed(1)} s, ${formatBytes(t.total)} read` +
+      (q.sent !== q.total ? ` (${formatCount(q.sent)} sent)` : ''),
+    `Status: ${statusLine(r)}`,
+    `Errors: ${errorLine(r)}`
+  ]
+  const rate = r.hotpath.rate
+  if (rate) {
+    lines.push(rate.keptUp
+      ? `Rate: asked ${formatCount(rate.asked)} req/s, achieved ${formatCount(rate.achieved)} req/s.`
+      : `Rate: asked ${formatCount(rate.asked)} req/s, achieved only ${formatCount(rate.achieved)} req/s: the server could not keep up` +
+        (rate.missed > 0 ? ` (${formatCount(rate.missed)} requests were due but no connection was free; try more connections)` : '') + '.')
+    lines.push('Latency is measured from each request\'s intended send time (coordinated omission corrected); "uncorrected" is from the actual send.')
+  }
+  if (r.hotpath.options.machines > 1) lines.push(`Merged from ${r.hotpath.options.machines} results.`)
+  return lines.join('\n') + '\n'
+}
+
+/** @param {LoadResult} r */
+function statusLine (r) {
+  const codes = Object.entries(r.statusCodeStats)
+  if (codes.length === 0) return 'no responses'
+  const total = codes.reduce((a, [, s]) => a + s.count, 0)
+  return codes.map(([code, s]) => `${code} ×${formatCount(s.count)}` + (codes.length > 1 ? ` (${formatPercent(s.count / total)})` : '')).join(', ')
+}
+
+/** @param {LoadResult} r */
+function errorLine (r) {
+  if (r.errors === 0 && r.hotpath.reconnects === 0) return 'none'
+  const kinds = Object.entries(r.hotpath.errorKinds).sort((a, b) => b[1] - a[1])
+  const parts = [r.errors === 0 ? 'none' : `${formatCount(r.errors)} (${kinds.map(([k, n]) => `${k} ×${formatCount(n)}`).join(', ')})`]
+  if (r.timeouts > 0) parts.push(`${formatCount(r.timeouts)} timeouts`)
+  if (r.resets > 0) parts.push(`${formatCount(r.resets)} resets`)
+  if (r.hotpath.reconnects > 0) parts.push(`${formatCount(r.hotpath.reconnects)} reconnects`)
+  return parts.join(' · ')
+}

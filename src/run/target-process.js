@@ -1,0 +1,194 @@
+import { spawn } from 'node:child_process'
+import net from 'node:net'
+import { ProbeChannel } from './channel.js'
+import { TargetError, UsageError } from '../errors.js'
+
+const PRELOAD = new URL('../probe/preload.js', import.meta.url).href
+const TAIL_LINES = 30
+
+/**
+ * @typedef {object} Listening
+ * @property {number} pid
+ * @property {number} port
+ * @property {string} host the address to connect to
+ * @property {boolean} tls
+ */
+
+/**
+ * @typedef {object} ExitInfo
+ * @property {number | null} code
+ * @property {NodeJS.Signals | null} signal
+ * @property {boolean} stoppedByUs
+ */
+
+/**
+ * A server command started by hotpath with the probe preloaded. It runs in its own process group, so stopping it stops
+ * everything it started (npm → sh → node, cluster workers), and it is stopped by PID, never by name.
+ */
+export class TargetProcess {
+  /**
+   * @param {string[]} command
+   * @param {{ env?: Record<string, string>, preload?: string, echo?: NodeJS.WritableStream }} [opts]
+   */
+  constructor (command, opts = {}) {
+    if (command.length === 0) throw new UsageError('no command given after --')
+    this.command = command
+    this.channel = new ProbeChannel()
+    /** @type {Listening[]} */
+    this.listening = []
+    /** @type {string[]} */
+    this.stderrLines = []
+    /** @type {string[]} */
+    this.stdoutLines = []
+    this.stopping = false
+    /** @type {ExitInfo | null} */
+    this.exitInfo = null
+    this.opts = opts
+    /** @type {import('node:child_process').ChildProcess | null} */
+    this.child = null
+    /** @type {(info: ExitInfo) => void} */
+    this.resolveExit = () => {}
+    /** @type {Promise<ExitInfo>} */
+    this.exited = new Promise((resolve) => { this.resolveExit = resolve })
+  }
+
+  /** Starts the command; rejects with a UsageError when it cannot be run at all. */
+  async start () {
+    await this.channel.listen()
+    this.channel.on('message', (msg) => {
+      if (msg.type === 'listening') {
+        const local = msg.address === '::' || msg.address === '0.0.0.0' || msg.address === ''
+        this.listening.push({
+          pid: msg.pid,
+          port: msg.port,
+          host: local ? '127.0.0.1' : msg.address,
+          tls: Boolean(msg.tls)
+        })
+      }
+    })
+    const preload = this.opts.preload ?? PRELOAD
+    const nodeOptions = [process.env.NODE_OPTIONS, `--import=${preload}`].filter(Boolean).join(' ')
+    const child = spawn(this.command[0], this.command.slice(1), {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+      env: { ...process.env, ...this.opts.env, NODE_OPTIONS: nodeOptions, HOTPATH_CHANNEL: this.channel.path }
+    })
+    this.child = child
+    collectLines(/** @type {import('node:stream').Readable} */ (child.stdout), this.stdoutLines, this.opts.echo)
+    collectLines(/** @type {import('node:stream').Readable} */ (child.stderr), this.stderrLines, this.opts.echo)
+    child.once('exit', (code, signal) => {
+      this.exitInfo = { code, signal, stoppedByUs: this.stopping }
+      this.resolveExit(this.exitInfo)
+    })
+    /** @type {NodeJS.ErrnoException | null} */
+    const failure = await new Promise((resolve) => {
+      child.once('spawn', () => resolve(null))
+      child.once('error', resolve)
+    })
+    child.on('error', () => {})
+    if (failure) {
+      this.channel.close()
+      throw new UsageError(failure.code === 'ENOENT'
+        ? `command not found: ${this.command[0]}`
+        : `cannot start ${this.command[0]}: ${failure.code ?? failure.message}`)
+    }
+    return this
+  }
+
+  get pid () {
+    return this.child?.pid ?? 0
+  }
+
+  /**
+   * Waits until the target listens: on `port` if given, else on the first port any of its processes opens.
+   * @param {{ timeout: number, port?: number }} opts timeout in seconds
+   * @returns {Promise<Listening>}
+   */
+  async waitForListening ({ timeout, port }) {
+    const deadline = Date.now() + timeout * 1000
+    while (Date.now() < deadline) {
+      const found = this.listening.find(l => port === undefined || l.port === port)
+      if (found) return found
+      if (this.exitInfo) {
+        throw new TargetError(`the target exited ${describeExit(this.exitInfo)} before listening`, { exitCode: 2, stderr: this.tail() })
+      }
+      // A server the probe cannot see (not Node, or started without NODE_OPTIONS) still counts if the port answers.
+      if (port !== undefined && await portAnswers(port)) return { pid: this.pid, port, host: '127.0.0.1', tls: false }
+      await Promise.race([sleep(25), this.exited])
+    }
+    const what = port === undefined ? 'did not start listening' : `did not listen on port ${port}`
+    throw new TargetError(`the target ${what} within ${timeout} s (raise --listen-timeout if it starts slowly)`, { exitCode: 2, stderr: this.tail() })
+  }
+
+  /** The last lines the target wrote, stderr first: what a user needs to see when it failed. */
+  tail () {
+    return this.stderrLines.length > 0 ? this.stderrLines.slice(-TAIL_LINES) : this.stdoutLines.slice(-TAIL_LINES)
+  }
+
+  /**
+   * Stops the whole process group: SIGTERM, then SIGKILL after `grace` seconds.
+   * @param {number} [grace]
+   * @returns {Promise<ExitInfo>}
+   */
+  async stop (grace = 5) {
+    this.stopping = true
+    if (!this.exitInfo && this.child?.pid) {
+      signalGroup(this.child.pid, 'SIGTERM')
+      const timer = setTimeout(() => { if (this.child?.pid) signalGroup(this.child.pid, 'SIGKILL') }, grace * 1000)
+      await this.exited
+      clearTimeout(timer)
+    }
+    // The leader may exit before the rest of its group (npm's child, cluster workers): make sure none is left.
+    if (this.child?.pid) signalGroup(this.child.pid, 'SIGKILL')
+    this.channel.close()
+    return /** @type {ExitInfo} */ (this.exitInfo)
+  }
+}
+
+/**
+ * @param {ExitInfo} info
+ */
+export function describeExit (info) {
+  if (info.signal) return `on signal ${info.signal}`
+  return `with code ${info.code}`
+}
+
+/**
+ * @param {number} pid
+ * @param {NodeJS.Signals} signal
+ */
+function signalGroup (pid, signal) {
+  try {
+    process.kill(-pid, signal)
+  } catch {}
+}
+
+/**
+ * @param {import('node:stream').Readable} stream
+ * @param {string[]} lines
+ * @param {NodeJS.WritableStream} [echo]
+ */
+function collectLines (stream, lines, echo) {
+  let partial = ''
+  stream.setEncoding('utf8')
+  stream.on('data', (/** @type {string} */ chunk) => {
+    echo?.write(chunk)
+    const parts = (partial + chunk).split('\n')
+    partial = /** @type {string} */ (parts.pop())
+    lines.push(...parts)
+    if (lines.length > TAIL_LINES * 4) lines.splice(0, lines.length - TAIL_LINES)
+  })
+  stream.on('end', () => { if (partial) lines.push(partial) })
+}
+
+/** @param {number} port */
+function portAnswers (port) {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port })
+    socket.once('connect', () => { socket.destroy(); resolve(true) })
+    socket.once('error', () => resolve(false))
+  })
+}
+
+/** @param {number} ms */
+const sleep = (ms) => new Promise(resolve => setTimeout(resolve, ms))

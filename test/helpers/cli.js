@@ -1,0 +1,33 @@
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+export const BIN = fileURLToPath(new URL('../../bin/hotpath.js', import.meta.url))
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+
+/**
+ * Runs the hotpath CLI as a user would, in a real child process.
+ * @param {string[]} args
+ * @param {{ timeout?: number, env?: Record<string, string>, cwd?: string }} [opts]
+ * @returns {Promise<{ code: number | null, stdout: string, stderr: string }>}
+ */
+export function hotpath (args, opts = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: opts.cwd ?? ROOT,
+      env: { ...process.env, ...opts.env },
+      stdio: ['ignore', 'pipe', 'pipe']
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (c) => { stdout += c })
+    child.stderr.setEncoding('utf8').on('data', (c) => { stderr += c })
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`hotpath ${args.join(' ')} did not finish in ${opts.timeout ?? 60000} ms\n${stderr}`))
+    }, opts.timeout ?? 60000)
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
