@@ -70,7 +70,7 @@ export function collectCulprits (data, signals, category, opts = {}) {
       share: listenerShare(cpu),
       kind: 'app',
       measure: 'listeners',
-      reason: `adds a listener for '${leak.event}' to ${leak.emitter} on every request (${leak.count} by the end of the load); each emit runs them all`
+      reason: `adds a listener for '${leak.event}' to ${leak.emitter} on every request (${leak.count.toLocaleString('en-US')} by the end of the load); each emit runs them all`
     })
   }
   const ordered = category === 'gc' || category === 'memory-leak'
