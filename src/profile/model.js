@@ -65,6 +65,8 @@ import { SourceCache } from './sources.js'
  * @property {string} [appRoot] only files under this directory are the app's (default: every file outside
  *   node_modules)
  * @property {boolean} [sourceMaps] map frames to the original source when scripts ship source maps (default true)
+ * @property {boolean} [readSources] read the profiled scripts at all (source maps, function extents); false inside a
+ *   production process, where synchronous file reads would stall its event loop (default true)
  */
 
 /**
@@ -168,8 +170,8 @@ class Builder {
   constructor (type, opts) {
     this.type = type
     this.appRoot = opts.appRoot
-    this.sources = new SourceCache()
-    this.mapper = opts.sourceMaps === false ? null : new SourceMapper(this.sources)
+    this.sources = new SourceCache(opts.readSources !== false)
+    this.mapper = opts.sourceMaps === false || opts.readSources === false ? null : new SourceMapper(this.sources)
     /** @type {ProfileFrame[]} */
     this.frames = []
     /** @type {Map<string, number>} */
