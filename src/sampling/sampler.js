@@ -1,0 +1,177 @@
+import { performance } from 'node:perf_hooks'
+import v8 from 'node:v8'
+import { DelayHistogram, resolutionFor } from './delay.js'
+import { GcTally } from './gc.js'
+import { callSafely, positiveOption } from './warn.js'
+
+/** @typedef {import('./delay.js').DelayStats} DelayStats */
+/** @typedef {import('./gc.js').GcStats} GcStats */
+/** @typedef {import('./gc.js').GcKind} GcKind */
+
+/**
+ * @typedef {object} Sample one interval of the thread's life
+ * @property {number} time epoch ms at the end of the interval
+ * @property {number} interval ms the interval actually lasted
+ * @property {DelayStats} delay event-loop delay over this interval (zeros when no tick was recorded)
+ * @property {number} utilization event-loop utilisation over the interval, 0..1
+ * @property {{ user: number, system: number }} cpu CPU ms the whole process used during the interval
+ * @property {{ rss: number, heapUsed: number, heapTotal: number, external: number, arrayBuffers: number }} memory bytes
+ *   at the end of the interval; rss is the whole process's, the rest this thread's heap
+ * @property {GcStats} gc this thread's GCs that ended in the interval
+ * @property {Record<string, number>} [resources] active resources by type (process.getActiveResourcesInfo()), only on
+ *   samples where `slowInterval` elapsed
+ * @property {Record<string, number>} [heapSpaces] used bytes per V8 heap space, same cadence
+ */
+
+/**
+ * @typedef {object} SamplerOptions
+ * @property {number} [interval] ms between samples (default 10)
+ * @property {number} [slowInterval] ms between the costlier measures: resources and heap spaces (default 1000)
+ * @property {number} [resolution] ms between event-loop delay ticks (default: a tenth of the interval, 1..10)
+ * @property {(sample: Sample) => void} [onSample] called with each sample the timer takes
+ */
+
+/**
+ * Measures the thread it runs in: event-loop delay and utilisation, CPU, memory, GC and active resources, one Sample
+ * per interval. The doctor's probe and hotpath/runtime's monitor both sample through this class.
+ *
+ * In a worker thread it measures that thread's loop, heap and GCs; CPU time and RSS are always the whole process's.
+ * Its timer is unref'd, and nothing here throws into the host: a throwing `onSample` becomes a process warning.
+ */
+export class Sampler {
+  #interval
+  #slowInterval
+  #resolution
+  /** @type {((sample: Sample) => void) | undefined} */
+  #onSample
+  /** @type {DelayHistogram | null} */
+  #delay = null
+  #gc = new GcTally()
+  /** @type {ReturnType<typeof setInterval> | null} */
+  #timer = null
+  #last = performance.now()
+  #lastSlow = -Infinity
+  #lastCpu = process.cpuUsage()
+  #lastElu = performance.eventLoopUtilization()
+
+  /** @param {SamplerOptions} [opts] */
+  constructor (opts = {}) {
+    const o = opts !== null && typeof opts === 'object' ? opts : {}
+    this.#interval = positiveOption(o.interval, 10, 'Sampler interval')
+    this.#slowInterval = positiveOption(o.slowInterval, 1000, 'Sampler slowInterval')
+    this.#resolution = Math.max(1, Math.round(positiveOption(o.resolution, resolutionFor(this.#interval), 'Sampler resolution')))
+    this.#onSample = typeof o.onSample === 'function' ? o.onSample : undefined
+  }
+
+  /** ms between samples. */
+  get interval () { return this.#interval }
+
+  /** Whether the timer runs. */
+  get running () { return this.#timer !== null }
+
+  /** Begins measuring; the first sample covers the time from now. */
+  start () {
+    if (this.#timer !== null) return
+    this.#delay = new DelayHistogram(this.#resolution)
+    this.#delay.enable()
+    this.#gc.start()
+    this.#rebase()
+    this.#timer = setInterval(() => {
+      const sample = this.#take(true)
+      callSafely('Sampler onSample', this.#onSample, sample)
+    }, this.#interval)
+    this.#timer.unref()
+  }
+
+  /** Stops measuring and releases the histogram and the GC observer. */
+  stop () {
+    if (this.#timer === null) return
+    clearInterval(this.#timer)
+    this.#timer = null
+    this.#delay?.disable()
+    this.#delay = null
+    this.#gc.stop()
+    this.#gc.take()
+  }
+
+  /**
+   * Closes the current interval and returns its sample; the next interval starts now. Works when stopped too
+   * (delay and GC are then zeros: nothing records them).
+   * @returns {Sample}
+   */
+  sample () {
+    return this.#take(false)
+  }
+
+  /** @param {boolean} onTime whether the interval timer called: its lateness then measures the loop too */
+  #take (onTime) {
+    const now = performance.now()
+    const elu = performance.eventLoopUtilization()
+    const utilization = performance.eventLoopUtilization(elu, this.#lastElu).utilization
+    const cpu = process.cpuUsage(this.#lastCpu)
+    this.#lastCpu = process.cpuUsage()
+    this.#lastElu = elu
+    const memory = process.memoryUsage()
+    /** @type {Sample} */
+    const sample = {
+      time: Date.now(),
+      interval: Math.round((now - this.#last) * 1000) / 1000,
+      delay: this.#readDelay(onTime ? now - this.#last - this.#interval : 0),
+      utilization: utilization > 0 ? Math.min(1, utilization) : 0,
+      cpu: { user: cpu.user / 1000, system: cpu.system / 1000 },
+      memory: {
+        rss: memory.rss,
+        heapUsed: memory.heapUsed,
+        heapTotal: memory.heapTotal,
+        external: memory.external,
+        arrayBuffers: memory.arrayBuffers
+      },
+      gc: this.#gc.take()
+    }
+    if (now - this.#lastSlow >= this.#slowInterval - 1) {
+      this.#lastSlow = now
+      sample.resources = activeResources()
+      sample.heapSpaces = heapSpaces()
+    }
+    this.#last = now
+    return sample
+  }
+
+  /** @param {number} lateness ms the interval timer fired late, 0 when unknown */
+  #readDelay (lateness) {
+    const delay = this.#delay
+    if (delay === null) return { min: 0, mean: 0, p50: 0, p90: 0, p99: 0, max: 0 }
+    // Lateness under a resolution is timer granularity, not a busy loop.
+    const stats = delay.read(lateness > this.#resolution ? lateness : 0)
+    delay.reset()
+    return stats
+  }
+
+  #rebase () {
+    this.#last = performance.now()
+    this.#lastSlow = -Infinity
+    this.#lastCpu = process.cpuUsage()
+    this.#lastElu = performance.eventLoopUtilization()
+    this.#gc.take()
+  }
+}
+
+/** @returns {Record<string, number>} */
+function activeResources () {
+  /** @type {Record<string, number>} */
+  const counts = {}
+  try {
+    for (const type of process.getActiveResourcesInfo()) counts[type] = (counts[type] ?? 0) + 1
+  } catch {}
+  return counts
+}
+
+/** @returns {Record<string, number>} */
+function heapSpaces () {
+  /** @type {Record<string, number>} */
+  const used = {}
+  try {
+    for (const space of v8.getHeapSpaceStatistics()) used[space.space_name] = space.space_used_size
+  } catch {}
+  return used
+}

@@ -1,0 +1,64 @@
+import { fileURLToPath } from 'node:url'
+
+/** @typedef {{ function: string, file: string, line: number, column: number }} Site */
+
+// hotpath's own source folder: frames in it are the watcher, never the culprit.
+const OWN = fileURLToPath(new URL('../', import.meta.url))
+
+/**
+ * The current call stack as text lines (without the "Error" header), skipping `above` and everything it called.
+ * Parsing the text rather than V8's structured call sites keeps source maps (--enable-source-maps) and any
+ * Error.prepareStackTrace the app installed in effect.
+ * @param {Function} above
+ * @param {number} [limit] frames to capture
+ * @returns {string[]}
+ */
+export function captureStack (above, limit = 30) {
+  /** @type {{ stack?: string }} */
+  const holder = {}
+  const saved = Error.stackTraceLimit
+  try {
+    Error.stackTraceLimit = limit
+    Error.captureStackTrace(holder, above)
+  } catch {
+  } finally {
+    Error.stackTraceLimit = saved
+  }
+  const text = typeof holder.stack === 'string' ? holder.stack : ''
+  const lines = []
+  for (const line of text.split('\n')) {
+    const t = line.trim()
+    if (t.startsWith('at ')) lines.push(t.slice(3))
+  }
+  return lines
+}
+
+/**
+ * Parses one frame such as `fn (file:///x.js:3:7)`, `async fn (/x.js:3:7)` or `/x.js:3:7`.
+ * @param {string} frame
+ * @returns {Site | null}
+ */
+export function parseFrame (frame) {
+  const m = /^(?:async\s+)?(?:(.*?)\s+\()?(.+?):(\d+):(\d+)\)?$/.exec(frame)
+  if (m === null) return null
+  let file = m[2]
+  if (file.startsWith('file://')) {
+    try { file = fileURLToPath(file) } catch {}
+  }
+  return { function: m[1] ?? '<anonymous>', file, line: Number(m[3]), column: Number(m[4]) }
+}
+
+/**
+ * The first frame that is neither Node's internals nor hotpath itself: where the app (or a dependency) did it.
+ * @param {string[]} frames
+ * @returns {Site | null}
+ */
+export function firstUserSite (frames) {
+  for (const frame of frames) {
+    const site = parseFrame(frame)
+    if (site === null) continue
+    if (site.file.startsWith('node:') || site.file.startsWith('internal/') || site.file.startsWith(OWN)) continue
+    return site
+  }
+  return null
+}

@@ -1,0 +1,168 @@
+// The sampler that the doctor's probe and hotpath/runtime's monitor share: real loops blocked for known times, real
+// garbage, a real worker thread and real child processes for what must not keep a process alive.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { Worker } from 'node:worker_threads'
+import { once } from 'node:events'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Sampler } from 'hotpath/runtime'
+import { runModule } from './helpers/child.js'
+
+/** @param {number} ms */
+function block (ms) {
+  const end = Date.now() + ms
+  while (Date.now() < end);
+}
+
+/**
+ * Samples for `ms` while `during` runs, and returns what the timer produced.
+ * @param {import('../src/sampling/sampler.js').SamplerOptions} opts
+ * @param {number} ms
+ * @param {() => void} [during]
+ */
+async function sampleFor (opts, ms, during) {
+  /** @type {import('../src/sampling/sampler.js').Sample[]} */
+  const samples = []
+  const sampler = new Sampler({ ...opts, onSample: (s) => samples.push(s) })
+  sampler.start()
+  if (during) setTimeout(during, 50)
+  await sleep(ms)
+  sampler.stop()
+  return samples
+}
+
+test('a blocked loop shows as event-loop delay and utilisation in the interval that contains it', async () => {
+  const samples = await sampleFor({ interval: 10 }, 400, () => block(80))
+  assert.ok(samples.length >= 10, `${samples.length} samples`)
+  const worst = samples.reduce((a, b) => (b.delay.max > a.delay.max ? b : a))
+  assert.ok(worst.delay.max >= 70, `max delay ${worst.delay.max} ms for an 80 ms block`)
+  assert.ok(worst.interval >= 70, `the interval with the block lasted ${worst.interval} ms`)
+  assert.ok(worst.utilization > 0.5, `utilisation ${worst.utilization}`)
+  assert.ok(worst.cpu.user + worst.cpu.system >= 40, `cpu ${JSON.stringify(worst.cpu)}`)
+  const d = worst.delay
+  assert.ok(d.min <= d.p50 && d.p50 <= d.p90 && d.p90 <= d.p99 && d.p99 <= d.max, JSON.stringify(d))
+  // the quiet intervals are quiet
+  const quiet = samples.filter(s => s !== worst && s.time < worst.time - 100)
+  assert.ok(quiet.length > 0)
+  for (const s of quiet) assert.ok(s.delay.p50 < 20, `quiet p50 ${s.delay.p50}`)
+  for (const s of samples) {
+    assert.ok(s.time > Date.now() - 10000 && s.time <= Date.now())
+    assert.ok(s.utilization >= 0 && s.utilization <= 1)
+    assert.ok(s.memory.rss > 0 && s.memory.heapUsed > 0 && s.memory.heapTotal >= s.memory.heapUsed)
+    assert.equal(typeof s.memory.external, 'number')
+    assert.equal(typeof s.memory.arrayBuffers, 'number')
+  }
+})
+
+test('costlier measures come at the slow interval: active resources by type and heap spaces', async () => {
+  const samples = await sampleFor({ interval: 10, slowInterval: 100 }, 450)
+  const slow = samples.filter(s => s.resources !== undefined)
+  assert.ok(samples[0].resources !== undefined, 'the first sample has them')
+  assert.ok(slow.length >= 3 && slow.length < samples.length / 2, `${slow.length} of ${samples.length}`)
+  for (const s of slow) {
+    assert.ok(s.heapSpaces !== undefined)
+    assert.ok((s.heapSpaces.old_space ?? 0) > 0, JSON.stringify(s.heapSpaces))
+    assert.ok((s.heapSpaces.new_space ?? 0) >= 0)
+  }
+  // sleep() from timers/promises holds a ref'd Timeout while the test waits
+  assert.ok(slow.some(s => (s.resources?.Timeout ?? 0) >= 1), JSON.stringify(slow[0].resources))
+  for (const s of samples) {
+    if (s.resources === undefined) assert.equal(s.heapSpaces, undefined)
+  }
+})
+
+test('garbage shows as GCs by kind, counted once', async () => {
+  let keep = 0
+  const samples = await sampleFor({ interval: 10 }, 500, () => {
+    for (let i = 0; i < 300; i++) {
+      const junk = []
+      for (let j = 0; j < 2000; j++) junk.push({ i, j, s: 'x'.repeat(j % 7) })
+      keep += junk.length
+    }
+  })
+  assert.ok(keep > 0)
+  let count = 0
+  let duration = 0
+  let scavenges = 0
+  for (const s of samples) {
+    const kinds = Object.values(s.gc.byKind)
+    assert.deepEqual(Object.keys(s.gc.byKind).sort(), ['incremental', 'mark-compact', 'scavenge', 'weak-callbacks'])
+    assert.equal(kinds.reduce((a, k) => a + k.count, 0), s.gc.count)
+    count += s.gc.count
+    duration += s.gc.duration
+    scavenges += s.gc.byKind.scavenge.count
+  }
+  assert.ok(scavenges > 0, `${scavenges} scavenges`)
+  assert.ok(count >= scavenges && duration > 0, `${count} GCs, ${duration} ms`)
+})
+
+test('sample() closes the interval on demand and works before start and after stop', async () => {
+  const sampler = new Sampler({ interval: 1000 })
+  const before = sampler.sample()
+  assert.deepEqual(before.delay, { min: 0, mean: 0, p50: 0, p90: 0, p99: 0, max: 0 })
+  assert.equal(before.gc.count, 0)
+  sampler.start()
+  assert.equal(sampler.running, true)
+  await sleep(30)
+  block(40)
+  await sleep(15)
+  const s = sampler.sample()
+  assert.ok(s.interval >= 80 && s.interval < 1000, `interval ${s.interval}`)
+  assert.ok(s.delay.max >= 30, `max ${s.delay.max}`)
+  assert.ok(s.resources !== undefined, 'the first sample after start has the slow measures')
+  const next = sampler.sample()
+  assert.ok(next.interval < s.interval, 'the next interval starts when the previous closed')
+  assert.equal(next.resources, undefined)
+  sampler.stop()
+  assert.equal(sampler.running, false)
+  assert.equal(sampler.sample().gc.count, 0)
+  sampler.stop() // twice is harmless
+})
+
+test('each worker thread samples its own loop and heap', async () => {
+  const worker = new Worker(`
+    const { parentPort } = require('node:worker_threads')
+    import('hotpath/runtime').then(({ Sampler }) => {
+      const samples = []
+      const sampler = new Sampler({ interval: 10, onSample: (s) => samples.push(s) })
+      sampler.start()
+      const keep = []
+      setTimeout(() => {
+        for (let i = 0; i < 64; i++) keep.push(new Array(128 * 1024).fill(i))
+        const end = Date.now() + 120; while (Date.now() < end);
+      }, 60)
+      setTimeout(() => {
+        sampler.stop()
+        parentPort.postMessage({ maxDelay: Math.max(...samples.map(s => s.delay.max)), heapUsed: Math.max(...samples.map(s => s.memory.heapUsed)), kept: keep.length })
+      }, 400)
+    })
+  `, { eval: true })
+  /** @type {import('../src/sampling/sampler.js').Sample[]} */
+  const main = []
+  const sampler = new Sampler({ interval: 10, onSample: (s) => main.push(s) })
+  sampler.start()
+  const [result] = await once(worker, 'message')
+  sampler.stop()
+  await worker.terminate()
+  assert.ok(result.maxDelay >= 100, `the worker saw its own 120 ms block: ${result.maxDelay}`)
+  assert.ok(result.heapUsed > 64 * 1024 * 1024, `the worker's heap holds its 64 MB: ${result.heapUsed}`)
+  const mainMax = Math.max(...main.map(s => s.delay.max))
+  assert.ok(mainMax < result.maxDelay, `the main loop was not blocked: ${mainMax}`)
+  assert.ok(Math.max(...main.map(s => s.memory.heapUsed)) < result.heapUsed, 'the main heap is not the worker\'s')
+})
+
+test('a running sampler does not keep the process alive, and a throwing onSample does not crash it', async () => {
+  const r = await runModule(`
+    import { Sampler } from 'hotpath/runtime'
+    let n = 0
+    new Sampler({ interval: 5, onSample: () => { n++; throw new Error('boom from onSample') } }).start()
+    new Sampler({ interval: -3 }).start()
+    setTimeout(() => console.log('samples', n), 100)
+  `)
+  assert.equal(r.timedOut, false, 'the process exited on its own')
+  assert.equal(r.code, 0, r.stderr)
+  assert.match(r.stdout, /samples ([1-9]\d*)/)
+  assert.match(r.stderr, /HotpathWarning.*Sampler onSample threw: Error: boom from onSample/)
+  assert.equal(r.stderr.match(/boom from onSample/g)?.length, 1, 'warned once, not once per sample')
+  assert.match(r.stderr, /Sampler interval must be a positive number, got -3; using 10/)
+})
