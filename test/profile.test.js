@@ -88,6 +88,18 @@ test('TypeScript with source maps: the culprit points at the .ts source and line
   assert.equal(plain.line, lineOf(script, "createHash('sha256')"))
 })
 
+test('anonymous callbacks written inside a function are charged to it, at the callback\'s line', async () => {
+  const { buildReport } = await import('./fixtures/profiles/report.js')
+  const capture = await startCpuProfile({ interval: 100 })
+  const end = Date.now() + 400
+  while (Date.now() < end) buildReport(2000)
+  const [top] = findCulprits(buildProfile(await capture.stop()))
+  const file = fixture('report.js')
+  assert.equal(top.function, 'buildReport')
+  assert.equal(top.file, file)
+  assert.ok([lineOf(file, 'rows.map('), lineOf(file, 'Array.from(')].includes(top.line), `line ${top.line}`)
+})
+
 /** @param {number} ms */
 function spin (ms) {
   const end = Date.now() + ms
