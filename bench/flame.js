@@ -50,6 +50,15 @@ if (browserSkip) {
       const theirs = await openTime(browser, peer.html)
       console.log(`                                                0x load event ${ms(theirs.load)} — hotpath ${ratio(open.drawn, theirs.load)} of it`)
     }
+    // A profile far wider than the server's: 50 000 distinct call paths, as a large app with many routes can have.
+    const wide = syntheticProfile(50_000, 60)
+    const t0 = performance.now()
+    const written = await writeProfileFiles({ type: 'cpu', profiles: [{ profile: wide, label: 'synthetic' }] }, { output: join(RESULTS, 'synthetic-50k'), title: 'synthetic' })
+    const wideProcessing = performance.now() - t0
+    const wideHtml = /** @type {string} */ (written.files.find(f => f.format === 'html')?.path)
+    const wideOpen = await openTime(browser, wideHtml)
+    console.log(`synthetic 60 s profile with ${written.model.nodes.length} nodes: processing ${ms(wideProcessing)}, html ${kb((await stat(wideHtml)).size)}, ` +
+      `opens in ${ms(wideOpen.drawn)} (load event ${ms(wideOpen.load)})`)
     if (values.long) {
       console.log('\nrecording 60 s for the long-profile open time…')
       const long = await hotpathRun(60, join(RESULTS, 'hotpath-60s'))
@@ -135,6 +144,38 @@ async function openTime (browser, file) {
   })
   await page.close()
   return times
+}
+
+/**
+ * A random call tree of `nodes` nodes (up to 40 deep, 2 000 functions over 200 files) sampled every millisecond.
+ * @param {number} nodes
+ * @param {number} seconds
+ * @returns {import('../src/profile/cpuprofile.js').CpuProfile}
+ */
+function syntheticProfile (nodes, seconds) {
+  let seed = 7
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648)
+  /** @type {import('../src/profile/cpuprofile.js').CpuProfileNode[]} */
+  const list = [{ id: 1, callFrame: { functionName: '(root)', url: '', scriptId: '0', lineNumber: -1, columnNumber: -1 }, children: [] }]
+  const depth = [0]
+  for (let id = 2; id <= nodes; id++) {
+    let parent = Math.floor(Math.pow(rand(), 0.6) * (id - 1))
+    while (depth[parent] >= 40) parent = Math.floor(rand() * parent)
+    const fn = Math.floor(rand() * 2000)
+    const file = fn % 200
+    const url = file < 120 ? `file:///srv/app/src/module-${file}.js` : file < 180 ? `file:///srv/app/node_modules/pkg-${file}/index.js` : `node:internal/mod-${file}`
+    list.push({ id, callFrame: { functionName: `fn${fn}`, url, scriptId: String(file + 1), lineNumber: fn % 300, columnNumber: 4 }, children: [] })
+    depth.push(depth[parent] + 1)
+    const siblings = /** @type {number[]} */ (list[parent].children)
+    siblings.push(id)
+  }
+  const samples = []
+  const timeDeltas = []
+  for (let i = 0; i < seconds * 1000; i++) {
+    samples.push(2 + Math.floor(rand() * (nodes - 1)))
+    timeDeltas.push(1000)
+  }
+  return { nodes: list, startTime: 0, endTime: seconds * 1e6, samples, timeDeltas }
 }
 
 /** @param {import('node:child_process').ChildProcess} child */
