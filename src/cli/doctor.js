@@ -1,9 +1,10 @@
-import { writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { dirname, join, relative, resolve } from 'node:path'
 import { UsageError } from '../errors.js'
 import { diagnose } from '../analysis/diagnose.js'
 import { readRun } from '../analysis/run-data.js'
 import { formatDiagnosis } from '../report/doctor-text.js'
+import { openInBrowser, renderReport } from '../report/html/index.js'
 import { Progress } from '../report/progress.js'
 import { recordRun } from '../run/doctor-run.js'
 import { preparePlan } from '../load/load.js'
@@ -24,6 +25,8 @@ export const spec = {
     'listen-timeout': { type: 'string', value: 'time', description: 'how long to wait for the target to listen', default: '30s' },
     'on-port': { type: 'string', value: 'command', description: 'run this shell command as the load instead ($PORT is set)' },
     json: { type: 'string', value: 'file', description: 'write the diagnosis as JSON to a file (- for stdout)' },
+    report: { type: 'string', value: 'file', description: 'write the HTML report (verdict, charts, flame graph) here', default: '<run-dir>/report.html' },
+    open: { type: 'boolean', description: 'open the HTML report in a browser ($BROWSER, else the system\'s)' },
     save: { type: 'string', value: 'dir', description: 'where to record the run', default: '.hotpath/<time>-doctor' },
     analyse: { type: 'string', value: 'dir', description: 're-analyse a recorded run without running anything' },
     interval: { type: 'string', value: 'ms', description: 'runtime sampling interval in the target', default: '10' },
@@ -94,6 +97,8 @@ export async function run ({ values, positionals, command }, io) {
 }
 
 /**
+ * Prints the diagnosis (and writes it as JSON), then writes the HTML report — into the run directory unless --report
+ * says where — and prints its path last.
  * @param {import('../analysis/diagnose.js').Diagnosis} diagnosis
  * @param {string | undefined} jsonFile
  * @param {Record<string, unknown>} values
@@ -106,5 +111,22 @@ async function report (diagnosis, jsonFile, values, io) {
     else await writeFile(jsonFile, json)
   }
   if (jsonFile !== '-') io.stdout.write(formatDiagnosis(diagnosis, { cwd: process.cwd() }))
+  // The report is a by-product: when it cannot be written (a read-only run directory), say so and carry on.
+  const out = jsonFile === '-' ? io.stderr : io.stdout
+  const reportFile = typeof values.report === 'string' ? values.report : join(diagnosis.run.dir, 'report.html')
+  try {
+    const html = renderReport(diagnosis, readRun(diagnosis.run.dir))
+    await mkdir(dirname(resolve(reportFile)), { recursive: true })
+    await writeFile(reportFile, html)
+    const shown = relative(process.cwd(), resolve(reportFile))
+    out.write(`Report: ${shown.startsWith('..') ? resolve(reportFile) : shown}\n`)
+    if (values.open) {
+      const opened = await openInBrowser(resolve(reportFile))
+      if (!opened.ok) io.stderr.write(`hotpath doctor: could not open a browser (${opened.reason}); open ${resolve(reportFile)} yourself\n`)
+    }
+  } catch (err) {
+    if (typeof values.report === 'string') throw new UsageError(`cannot write the report to '${reportFile}': ${/** @type {NodeJS.ErrnoException} */ (err).code ?? /** @type {Error} */ (err).message}`)
+    io.stderr.write(`hotpath doctor: no HTML report (${/** @type {NodeJS.ErrnoException} */ (err).code ?? /** @type {Error} */ (err).message})\n`)
+  }
   return values['fail-on-problem'] && diagnosis.category !== 'healthy' ? 1 : 0
 }

@@ -1,0 +1,301 @@
+// The doctor's HTML report: the verdict first (category, summary, the code to blame, what to do), then the charts of
+// the run with the load window marked, the flame graph linked to the culprits, the evidence, the load result and the
+// run's metadata. One self-contained file, from the run directory and its diagnosis, so `--analyse` regenerates it.
+import { THRESHOLDS } from '../../analysis/rules.js'
+import { VERSION } from '../../version.js'
+import {
+  CATEGORY_TITLE, esc, formatBytes, formatCount, formatMs, formatPercent, formatValue, htmlDocument, htmlTable
+} from './page.js'
+import { reportProfiles } from './profiles.js'
+import { runSeries } from './series.js'
+
+/** @typedef {import('../../analysis/diagnose.js').Diagnosis} Diagnosis */
+/** @typedef {import('../../analysis/run-data.js').RunData} RunData */
+/** @typedef {import('../../load/result.js').LoadResult} LoadResult */
+
+/**
+ * @typedef {object} ReportOptions
+ * @property {string} [title] of the page (default: the command)
+ */
+
+/**
+ * Which charts carry the verdict, by category: they are outlined and named in the page.
+ * @type {Record<string, string[]>}
+ */
+const DECISIVE_CHARTS = {
+  'event-loop': ['delay', 'cpu'],
+  io: ['elu', 'latency'],
+  gc: ['gc'],
+  'memory-leak': ['memory'],
+  healthy: [],
+  'insufficient-data': []
+}
+
+/** The rules' thresholds in the charts' units: delay p99 in ms, utilisation in %, GC in ms per second. */
+export const CHART_THRESHOLDS = { delay: THRESHOLDS.delayP99, elu: THRESHOLDS.busy * 100, gc: THRESHOLDS.gcShare * 1000 }
+
+/**
+ * Renders the report of one doctor run as a complete HTML document.
+ * @param {Diagnosis} diagnosis what `diagnose(runData)` returned
+ * @param {RunData} runData the recorded run (`readRun(dir)`), for the time series and profiles
+ * @param {ReportOptions} [opts]
+ * @returns {string}
+ */
+export function renderReport (diagnosis, runData, opts = {}) {
+  const d = diagnosis
+  const command = d.run.command.join(' ')
+  const title = opts.title ?? command
+  const series = runSeries(runData)
+  const profiles = reportProfiles(d, runData)
+  const seconds = (d.run.window.end - d.run.window.start) / 1000
+  const body = `<main class="hr">
+<header class="hr-top">
+  <div class="hr-brand">hotpath doctor</div>
+  <h1 class="hr-title">${esc(title)}</h1>
+  <div class="hr-sub">${esc(new Date(runData.run.startedAt).toISOString().replace('T', ' ').slice(0, 19))} UTC · ${esc(seconds.toFixed(1))} s of load on ${esc(d.run.url)}</div>
+</header>
+${verdictSection(d)}
+${culpritsSection(d, profiles)}
+${recommendationsSection(d)}
+<section class="hr-section" id="charts">
+  <div class="hr-section-head">
+    <h2>Over the run</h2>
+    <label class="hr-select" hidden>Show <select id="hr-thread" aria-label="process or thread"></select></label>
+  </div>
+  <p class="hr-hint"><span class="hr-key hr-key-load"></span> the load window · <span class="hr-key hr-key-threshold"></span> the threshold of a rule · time in seconds from the start of the load${series.load ? '' : ` · <strong>no load-generator figures</strong>: the load was run by ${runData.run.onPort ? `<code>${esc(runData.run.onPort.command)}</code>` : 'another tool'} (--on-port), so requests/s are those the server finished`}</p>
+  <div class="hr-charts" id="hr-charts"></div>
+</section>
+${flameSection(profiles)}
+${evidenceSection(d)}
+${loadSection(d.load)}
+${runSection(d, runData)}
+<footer class="hr-foot">hotpath ${esc(VERSION)} · re-create this report with <code>hotpath doctor --analyse ${esc(d.run.dir)}</code></footer>
+</main>`
+  return htmlDocument({
+    title: `${CATEGORY_TITLE[d.category]}: ${title} — hotpath doctor`,
+    body,
+    data: {
+      kind: 'doctor',
+      category: d.category,
+      runs: [{ label: title, series, decisive: DECISIVE_CHARTS[d.category] ?? [], thresholds: CHART_THRESHOLDS }],
+      culprits: d.culprits.map(c => ({ function: c.function, file: c.file, line: c.line, measure: c.measure })),
+      flame: profiles
+    }
+  })
+}
+
+/**
+ * The figures a person checks first, each marked when it crosses its rule's threshold.
+ * @param {Diagnosis} d
+ * @returns {{ label: string, value: string, bad: boolean, title: string }[]}
+ */
+export function keyFigures (d) {
+  const ev = (/** @type {string} */ signal) => d.evidence.find(e => e.signal === signal)
+  const over = (/** @type {import('../../analysis/rules.js').Evidence | undefined} */ e) =>
+    Boolean(e && (e.decisive || (e.threshold !== null && e.threshold > 0 && e.value >= e.threshold)))
+  /** @type {{ label: string, value: string, bad: boolean, title: string }[]} */
+  const out = []
+  const rps = ev('requests-per-second')
+  if (d.load) {
+    out.push({ label: 'requests/s', value: formatCount(d.load.requests.mean), bad: false, title: `${formatCount(d.load.requests.total)} requests in ${d.load.duration} s, ${d.load.connections} connections` })
+    out.push({ label: 'latency p99', value: formatMs(d.load.latency.p99), bad: false, title: `p50 ${formatMs(d.load.latency.p50)}, max ${formatMs(d.load.latency.max)}` })
+  } else if (rps) {
+    out.push({ label: 'requests/s served', value: formatCount(rps.value), bad: false, title: rps.verdict })
+  }
+  for (const [signal, label] of /** @type {const} */ ([
+    ['event-loop-delay-p99', 'event-loop delay p99'],
+    ['cpu-per-request', 'CPU per request'],
+    ['event-loop-utilization', 'event-loop utilisation'],
+    ['gc-time', 'time in GC'],
+    ['heap-growth', 'heap growth after GC']
+  ])) {
+    const e = ev(signal)
+    if (!e) continue
+    out.push({
+      label,
+      value: formatValue(e.value, e.unit),
+      bad: over(e) || (signal === 'heap-growth' && e.verdict === 'leak'),
+      title: `${e.verdict}${e.threshold !== null ? ` (threshold ${formatValue(e.threshold, e.unit)})` : ''}`
+    })
+  }
+  const listeners = ev('listener-growth')
+  if (listeners) out.push({ label: listeners.label, value: formatCount(listeners.value), bad: true, title: listeners.verdict })
+  return out
+}
+
+/** @param {Diagnosis} d */
+function verdictSection (d) {
+  const notices = []
+  if (d.run.exit.crashed) {
+    notices.push(`<p class="hr-notice">The target exited ${esc(d.run.exit.signal ? `on signal ${d.run.exit.signal}` : `with code ${d.run.exit.code}`)} during the run; this covers the run until then.</p>` +
+      (d.run.stderr.length > 0 ? `<pre class="hr-stderr">${esc(d.run.stderr.slice(-8).join('\n'))}</pre>` : ''))
+  } else if (d.run.aborted) {
+    notices.push('<p class="hr-notice">Stopped early (interrupted); this covers the run until then.</p>')
+  }
+  return `<section class="hr-verdict hr-cat-${esc(d.category)}" id="verdict">
+  <div class="hr-badge">${esc(CATEGORY_TITLE[d.category] ?? d.category)}</div>
+  <p class="hr-summary">${esc(d.summary)}</p>
+  ${notices.join('\n')}
+  <div class="hr-figures">${keyFigures(d).map(f => `<div class="hr-figure${f.bad ? ' hr-bad' : ''}" title="${esc(f.title)}"><div class="hr-figure-value">${esc(f.value)}</div><div class="hr-figure-label">${esc(f.label)}</div></div>`).join('')}</div>
+</section>`
+}
+
+/**
+ * @param {Diagnosis} d
+ * @param {import('./profiles.js').ReportProfiles} profiles
+ */
+function culpritsSection (d, profiles) {
+  if (d.culprits.length === 0) {
+    return `<section class="hr-section" id="culprits"><h2>Culprits</h2><p class="hr-muted">${d.category === 'insufficient-data' ? 'None: there is not enough data to blame any code.' : 'No function stands out.'}</p></section>`
+  }
+  const linked = profiles.cpu !== null || profiles.heap !== null
+  const items = d.culprits.map((c, i) => {
+    const share = c.measure === 'allocations'
+      ? `${formatPercent(c.share, 0)} of ${profiles.heapKind === 'retained' ? 'what stays alive' : 'allocations'}`
+      : c.measure === 'listeners' ? 'listener leak' : `${formatPercent(c.share, 0)} of CPU`
+    const calls = (c.calls ?? []).filter(k => k.share >= 0.02).slice(0, 3)
+    const bar = c.measure === 'listeners' ? '' : `<span class="hr-bar"><span style="width:${Math.round(Math.min(1, c.share) * 100)}%"></span></span>`
+    return `<li class="hr-culprit${linked ? ' hr-linked' : ''}" data-culprit="${i}"${linked ? ' tabindex="0" role="button"' : ''} title="${linked ? 'show it in the flame graph' : ''}">
+    <div class="hr-c-head"><span class="hr-c-fn">${esc(c.function)}</span> <span class="hr-c-where">${esc(c.file)}:${esc(c.line)}</span> <span class="hr-c-share hr-m-${esc(c.measure)}">${esc(share)}</span>${bar}<span class="hr-c-kind">${esc(c.kind)}</span></div>
+    ${c.reason ? `<div class="hr-c-reason">${esc(c.reason)}</div>` : ''}
+    ${calls.length > 0 ? `<div class="hr-c-calls">time goes to ${calls.map(k => `${esc(k.function)} <span class="hr-muted">(${esc(k.kind === 'app' ? `${k.file}:${k.line}` : k.file || k.kind)})</span> ${esc(formatPercent(k.share, 0))}`).join(', ')}</div>` : ''}
+    <div class="hr-c-note" hidden></div>
+  </li>`
+  })
+  return `<section class="hr-section" id="culprits">
+  <h2>Culprits${linked ? ' <small>click one to see it in the flame graph</small>' : ''}</h2>
+  <ol class="hr-culprits">${items.join('\n')}</ol>
+</section>`
+}
+
+/** @param {Diagnosis} d */
+function recommendationsSection (d) {
+  if (d.recommendations.length === 0) return ''
+  return `<section class="hr-section" id="recommendations">
+  <h2>What to do</h2>
+  <ul class="hr-recs">${d.recommendations.map(r => `<li>${codeSpans(r)}</li>`).join('')}</ul>
+</section>`
+}
+
+/**
+ * Recommendations name commands and flags; set them in code type.
+ * @param {string} text
+ */
+function codeSpans (text) {
+  return esc(text)
+    .replace(/(^|[\s(])([\w@./-]+\.(?:[cm]?js|[cm]?ts|jsx|tsx):\d+)/g, '$1<code>$2</code>')
+    .replace(/(hotpath \w+ -- [^:;]+?)(?=$|[;]|\.\s)/g, '<code>$1</code>')
+    .replace(/(^|\s)(--[\w-]+(?:=[^\s,;)]+)?)/g, '$1<code>$2</code>')
+}
+
+/** @param {import('./profiles.js').ReportProfiles} p */
+function flameSection (p) {
+  if (p.cpu === null && p.heap === null) {
+    return '<section class="hr-section" id="flame"><h2>Where the CPU goes</h2><p class="hr-muted">No CPU profile was recorded in this run (--no-profile, or the target exited before writing it).</p></section>'
+  }
+  const tabs = p.cpu !== null && p.heap !== null
+    ? `<div class="hr-tabs" role="tablist"><button class="hr-tab" data-flame="cpu" role="tab">CPU time</button><button class="hr-tab" data-flame="heap" role="tab">${p.heapKind === 'retained' ? 'Memory that stays alive' : 'Allocations'}</button></div>`
+    : ''
+  return `<section class="hr-section" id="flame">
+  <div class="hr-section-head"><h2>${p.cpu !== null ? 'Where the CPU goes' : 'Where the memory goes'}</h2>${tabs}</div>
+  <div id="hr-flame"></div>
+</section>`
+}
+
+/** @param {Diagnosis} d */
+function evidenceSection (d) {
+  const rows = d.evidence.map(e => [
+    `${e.decisive ? '<span class="hr-decisive" title="decided the verdict">▸</span> ' : ''}${esc(e.label)}`,
+    esc(formatValue(e.value, e.unit)),
+    e.threshold === null ? '' : `≥ ${esc(formatValue(e.threshold, e.unit))}`,
+    esc(e.verdict)
+  ])
+  return `<section class="hr-section" id="evidence">
+  <h2>Evidence <small>▸ decided the verdict · the rules: docs/diagnosis.md</small></h2>
+  ${htmlTable(['signal', 'value', 'threshold', 'verdict'], rows, { numeric: [1, 2], cls: 'hr-evidence' })}
+</section>`
+}
+
+/**
+ * @param {LoadResult | null} l
+ */
+export function loadSection (l) {
+  if (!l) return ''
+  return `<section class="hr-section" id="load">
+  <h2>Load</h2>
+  ${loadTables(l)}
+</section>`
+}
+
+/**
+ * The load result in two tables: latency percentiles, and the rest.
+ * @param {LoadResult} l
+ */
+export function loadTables (l) {
+  const keys = /** @type {const} */ (['p50', 'p90', 'p97_5', 'p99', 'p99_9', 'max', 'mean'])
+  const latency = htmlTable(
+    ['latency', ...keys.map(k => k.replace('_', '.'))],
+    [['ms', ...keys.map(k => esc(formatMs(l.latency[k])))]],
+    { numeric: keys.map((_, i) => i + 1), cls: 'hr-latency' }
+  )
+  const opts = l.hotpath?.options
+  const rate = l.hotpath?.rate
+  const codes = Object.entries(l.statusCodeStats ?? {}).map(([code, s]) => `${code}: ${formatCount(s.count)}`).join(', ')
+  /** @type {[string, string][]} */
+  const facts = [
+    ['requests', `${formatCount(l.requests.total)} in ${l.duration} s (${formatCount(l.requests.sent)} sent)`],
+    ['requests/s', `mean ${formatCount(l.requests.mean)}, min ${formatCount(l.requests.min)}, max ${formatCount(l.requests.max)}, stddev ${formatCount(l.requests.stddev)}`],
+    ['throughput', `${formatBytes(l.throughput.mean, '/s')} (${formatBytes(l.throughput.total)} in all)`],
+    ['load', `${opts?.method ?? 'GET'} ${l.url}, ${l.connections} connection${l.connections === 1 ? '' : 's'}` +
+      (l.pipelining > 1 ? `, pipelining ${l.pipelining}` : '') + (l.workers > 1 ? `, ${l.workers} worker threads` : '') +
+      (rate ? `, ${formatCount(rate.asked)} req/s asked (open loop), ${formatCount(rate.achieved)} achieved${rate.keptUp ? '' : ' — did not keep up'}` : ', closed loop')],
+    ['errors', l.errors === 0 ? 'none' : `${formatCount(l.errors)} (${formatCount(l.timeouts)} timeouts, ${formatCount(l.resets)} resets)`],
+    ['status codes', codes || 'none'],
+    ['non-2xx', formatCount(l.non2xx)]
+  ]
+  return latency + `<dl class="hr-facts">${facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('')}</dl>`
+}
+
+/**
+ * @param {Diagnosis} d
+ * @param {RunData} data
+ */
+function runSection (d, data) {
+  const main = data.threads.find(t => t.pid === data.run.listening.pid && t.threadId === 0) ?? data.threads[0]
+  const hello = main?.hello ?? {}
+  const flags = Array.isArray(hello.execArgv) && hello.execArgv.length > 0 ? hello.execArgv.join(' ') : 'none'
+  const host = data.run.host
+  const exit = d.run.exit
+  /** @type {[string, string][]} */
+  const facts = [
+    ['command', d.run.command.join(' ')],
+    ['working directory', String(data.run.cwd)],
+    ['loaded', d.run.url],
+    ['Node.js', String(hello.node ?? 'unknown')],
+    ['Node.js flags', flags],
+    ['heap limit', hello.heapLimit ? formatBytes(Number(hello.heapLimit)) : 'unknown'],
+    ['machine', host ? `${host.cores} cores` : 'not recorded'],
+    ['started', new Date(data.run.startedAt).toISOString()],
+    ['load window', `${((d.run.window.end - d.run.window.start) / 1000).toFixed(2)} s`],
+    ['probe', `sampled every ${data.run.probe?.interval ?? 10} ms; CPU profile every ${data.run.probe?.profileInterval ?? 1000} µs${data.run.probe?.profileInterval === 0 ? ' (off)' : ''}`],
+    ['target exit', exit.crashed ? `crashed (${exit.signal ?? `code ${exit.code}`})` : `stopped by hotpath (${exit.signal ?? `code ${exit.code}`})`],
+    ['run directory', d.run.dir],
+    ['hotpath', `${d.version}`]
+  ]
+  const rows = d.processes.flatMap(p => p.threads.map(t => [
+    esc(`${t.pid}${t.threadId ? ` / thread ${t.threadId}` : ''}`),
+    esc(t.role) + (t.serving ? ' <span class="hr-tag">serving</span>' : ''),
+    esc(formatCount(t.samples)),
+    esc(formatPercent(t.utilization, 0)),
+    t.cpuPercent === null ? '' : esc(formatPercent(t.cpuPercent, 0)),
+    esc(formatMs(t.delayP99)),
+    esc(formatBytes(t.heapUsed)),
+    esc(formatPercent(t.gcShare, 1)),
+    esc(formatCount(t.requests))
+  ]))
+  return `<section class="hr-section" id="run">
+  <h2>Run</h2>
+  <dl class="hr-facts">${facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('')}</dl>
+  ${rows.length > 0 ? htmlTable(['pid', 'role', 'samples', 'ELU', 'CPU', 'delay p99', 'heap used', 'GC', 'requests'], rows, { numeric: [2, 3, 4, 5, 6, 7, 8], cls: 'hr-processes' }) : ''}
+</section>`
+}
