@@ -1,53 +1,112 @@
+import { readFile, stat, mkdir, writeFile } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
 import { UsageError } from '../errors.js'
+import { diagnose } from '../analysis/diagnose.js'
+import { readRun } from '../analysis/run-data.js'
 import { compareResults } from '../load/compare.js'
 import { readResultFile } from '../load/result-file.js'
-import { formatBytes, formatCount, formatMs, table } from '../report/format.js'
+import { formatBytes, formatCount, formatMs, formatPercent, table } from '../report/format.js'
+import { formatChange, openInBrowser, relativeChange, renderCompareReport, runFigures } from '../report/html/index.js'
 import { numberFlag } from './args.js'
 
 /** @type {import('./args.js').CommandSpec} */
 export const spec = {
   name: 'compare',
-  usage: 'hotpath compare [options] <before.json> <after.json>',
-  summary: 'Compare two load results side by side: the change in each figure, and whether it is beyond noise\n' +
-    '(Welch\'s t-test over the per-second samples of each run, p < 0.05, and a change of at least 2%).',
+  usage: 'hotpath compare [options] <before> <after>',
+  summary: 'Compare two runs side by side: the change in each figure, and whether it is beyond noise (Welch\'s t-test\n' +
+    'over the per-second samples of each run, p < 0.05, and a change of at least 2%). Each run is a load result\n' +
+    '(hotpath load --json), a doctor result (hotpath doctor --json) or a doctor run directory (.hotpath/<time>-doctor).',
   options: {
     json: { type: 'boolean', description: 'print the comparison as JSON' },
-    'max-regression': { type: 'string', value: 'percent', description: 'exit 1 if requests/s, p50 or p99 got worse by more than this, beyond noise' }
-  }
+    'max-regression': { type: 'string', value: 'percent', description: 'exit 1 if requests/s, p50 or p99 got worse by more than this, beyond noise' },
+    report: { type: 'string', value: 'file', description: 'also write both runs\' figures and charts side by side as one HTML page' },
+    open: { type: 'boolean', description: 'open the HTML page in a browser (with --report)' }
+  },
+  details: 'Examples:\n' +
+    '  hotpath compare before.json after.json\n' +
+    '  hotpath compare --report compare.html .hotpath/2026-01-01T10-00-00-000Z-doctor .hotpath/2026-01-01T10-05-00-000Z-doctor'
 }
+
+/**
+ * @typedef {object} Input
+ * @property {string} path
+ * @property {import('../load/result.js').LoadResult | null} load
+ * @property {import('../analysis/diagnose.js').Diagnosis | null} diagnosis
+ * @property {import('../analysis/run-data.js').RunData | null} runData
+ */
 
 /**
  * @param {ReturnType<typeof import('./args.js').parseCommand>} args
  * @param {import('./main.js').Io} io
  */
 export async function run ({ values, positionals }, io) {
-  if (positionals.length !== 2) throw new UsageError(`compare needs exactly two result files, got ${positionals.length}`)
+  if (positionals.length !== 2) throw new UsageError(`compare needs exactly two result files or run directories, got ${positionals.length}`)
   const maxRegression = numberFlag('max-regression', /** @type {string | undefined} */ (values['max-regression']), { allowZero: true })
-  const [a, b] = await Promise.all(positionals.map(readResultFile))
-  const rows = compareResults(a, b)
-  if (values.json) {
-    io.stdout.write(JSON.stringify({ before: positionals[0], after: positionals[1], figures: rows }, null, 2) + '\n')
-  } else {
-    const fmt = (/** @type {number} */ v, /** @type {string} */ unit) =>
-      unit === 'ms' ? formatMs(v) : unit === 'B/s' ? formatBytes(v, '/s') : formatCount(v)
-    const verdictText = {
-      better: 'better',
-      worse: 'WORSE',
-      same: 'within noise',
-      unknown: 'too few seconds to judge'
-    }
-    io.stdout.write(table([
-      ['', 'before', 'after', 'change', 'verdict'],
-      ...rows.map(r => [
-        r.figure,
-        fmt(r.a, r.unit),
-        fmt(r.b, r.unit),
-        Number.isFinite(r.change) ? `${r.change >= 0 ? '+' : '−'}${Math.abs(r.change * 100).toFixed(1)}%` : r.b > r.a ? 'new' : '',
-        verdictText[r.verdict] + (Number.isFinite(r.p) && r.verdict !== 'same' ? ` (p=${r.p < 0.001 ? '<0.001' : r.p.toFixed(3)})` : '')
-      ])
-    ]) + '\n')
-    io.stdout.write(`before: ${positionals[0]} (${a.duration} s, ${a.connections} connections)\nafter:  ${positionals[1]} (${b.duration} s, ${b.connections} connections)\n`)
+  const reportFile = /** @type {string | undefined} */ (values.report)
+  if (values.open && reportFile === undefined) throw new UsageError('--open needs --report <file>')
+  const [a, b] = await Promise.all(positionals.map(readInput))
+  const rows = a.load && b.load ? compareResults(a.load, b.load) : []
+  const doctor = a.diagnosis || b.diagnosis ? doctorRows(a, b) : null
+  if (maxRegression !== undefined && !(a.load && b.load)) {
+    throw new UsageError(`--max-regression needs a load result in both runs; ${(a.load ? b : a).path} has none (its load came from --on-port)`)
   }
+
+  if (values.json) {
+    io.stdout.write(JSON.stringify({ before: positionals[0], after: positionals[1], figures: rows, ...(doctor ? { doctor } : {}) }, null, 2) + '\n')
+  } else {
+    if (a.load && b.load) {
+      const fmt = (/** @type {number} */ v, /** @type {string} */ unit) =>
+        unit === 'ms' ? formatMs(v) : unit === 'B/s' ? formatBytes(v, '/s') : formatCount(v)
+      const verdictText = {
+        better: 'better',
+        worse: 'WORSE',
+        same: 'within noise',
+        unknown: 'too few seconds to judge'
+      }
+      io.stdout.write(table([
+        ['', 'before', 'after', 'change', 'verdict'],
+        ...rows.map(r => [
+          r.figure,
+          fmt(r.a, r.unit),
+          fmt(r.b, r.unit),
+          Number.isFinite(r.change) ? `${r.change >= 0 ? '+' : '−'}${Math.abs(r.change * 100).toFixed(1)}%` : r.b > r.a ? 'new' : '',
+          verdictText[r.verdict] + (Number.isFinite(r.p) && r.verdict !== 'same' ? ` (p=${r.p < 0.001 ? '<0.001' : r.p.toFixed(3)})` : '')
+        ])
+      ]) + '\n')
+      io.stdout.write(`before: ${positionals[0]} (${a.load.duration} s, ${a.load.connections} connections)\nafter:  ${positionals[1]} (${b.load.duration} s, ${b.load.connections} connections)\n`)
+    } else if (a.load || b.load) {
+      io.stdout.write(`No load figures to compare: ${(a.load ? b : a).path} has no load result (its load came from --on-port).\n`)
+    }
+    if (doctor) {
+      io.stdout.write(`\nDiagnosis (one value per run, no noise estimate)\n${table([
+        ['', 'before', 'after', 'change'],
+        ...doctor.map(r => [r.figure, formatFigure(r.before, r.unit), formatFigure(r.after, r.unit),
+          r.change === null ? (typeof r.before === 'number' && typeof r.after === 'number' && r.before === 0 && r.after !== 0 ? 'new' : '') : formatChange(r.change)])
+      ])}\n`)
+    }
+  }
+
+  if (reportFile !== undefined) {
+    const label = (/** @type {Input} */ x) => x.path
+    const html = renderCompareReport([
+      { label: label(a), diagnosis: a.diagnosis, runData: a.runData, load: a.load },
+      { label: label(b), diagnosis: b.diagnosis, runData: b.runData, load: b.load }
+    ])
+    try {
+      await mkdir(dirname(resolve(reportFile)), { recursive: true })
+      await writeFile(reportFile, html)
+    } catch (err) {
+      throw new UsageError(`cannot write the report to '${reportFile}': ${/** @type {NodeJS.ErrnoException} */ (err).code ?? err}`)
+    }
+    const shown = relative(process.cwd(), resolve(reportFile))
+    ;(values.json ? io.stderr : io.stdout).write(`Report: ${shown.startsWith('..') ? resolve(reportFile) : shown}\n`)
+    if (values.open) {
+      const opened = await openInBrowser(resolve(reportFile))
+      if (!opened.ok) io.stderr.write(`hotpath compare: could not open a browser (${opened.reason}); open ${resolve(reportFile)} yourself\n`)
+    }
+  }
+
   if (maxRegression !== undefined) {
     const gate = rows.filter(r => ['Requests/s', 'Latency p50', 'Latency p99'].includes(r.figure))
     const failed = gate.filter(r => r.verdict === 'worse' && Math.abs(r.change) * 100 > maxRegression)
@@ -57,4 +116,75 @@ export async function run ({ values, positionals }, io) {
     }
   }
   return 0
+}
+
+/**
+ * Reads one side: a doctor run directory (diagnosed again here), a doctor result (with its run directory's samples
+ * when that is still there), or a load result.
+ * @param {string} path
+ * @returns {Promise<Input>}
+ */
+async function readInput (path) {
+  let isDir = false
+  try {
+    isDir = (await stat(path)).isDirectory()
+  } catch {}
+  if (isDir) {
+    const runData = readRun(path)
+    return { path, load: runData.run.load, diagnosis: diagnose(runData), runData }
+  }
+  /** @type {any} */
+  let data = null
+  try {
+    data = JSON.parse(await readFile(path, 'utf8'))
+  } catch {}
+  if (data?.tool === 'hotpath' && typeof data.category === 'string' && Array.isArray(data.evidence)) {
+    const diagnosis = /** @type {import('../analysis/diagnose.js').Diagnosis} */ (data)
+    const load = data.load?.hotpath?.shard ? data.load : null
+    /** @type {import('../analysis/run-data.js').RunData | null} */
+    let runData = null
+    const dir = data.run?.dir
+    if (typeof dir === 'string' && existsSync(join(dir, 'run.json'))) {
+      try {
+        runData = readRun(dir)
+      } catch {}
+    }
+    return { path, load, diagnosis, runData }
+  }
+  // A load result; readResultFile says what is wrong with anything else.
+  return { path, load: await readResultFile(path), diagnosis: null, runData: null }
+}
+
+/**
+ * The doctor's figures of both runs, with the relative change (NaN where it cannot be said).
+ * @param {Input} a
+ * @param {Input} b
+ * @returns {{ figure: string, unit: string, before: number | string | null, after: number | string | null, change: number | null }[]}
+ */
+function doctorRows (a, b) {
+  const fa = runFigures(a.diagnosis)
+  const fb = runFigures(b.diagnosis)
+  return [
+    { figure: 'category', unit: '', before: a.diagnosis?.category ?? null, after: b.diagnosis?.category ?? null, change: null },
+    ...fa.map((f, i) => {
+      const change = relativeChange(f.value, fb[i].value)
+      return { figure: f.figure, unit: f.unit, before: f.value, after: fb[i].value, change: Number.isFinite(change) ? change : null }
+    }).filter(r => r.before !== null || r.after !== null)
+  ]
+}
+
+/**
+ * @param {number | string | null} v
+ * @param {string} unit
+ */
+function formatFigure (v, unit) {
+  if (v === null) return '–'
+  if (typeof v === 'string') return v
+  switch (unit) {
+    case 'ms': return formatMs(v)
+    case 'ratio': return formatPercent(v, v < 0.1 ? 1 : 0)
+    case 'B': return formatBytes(v)
+    case 'B/s': return formatBytes(v, '/s')
+    default: return formatCount(v)
+  }
 }

@@ -463,7 +463,7 @@
   function axisSize (u, values) {
     let longest = 0
     for (const v of values || []) if (v && v.length > longest) longest = v.length
-    return Math.max(40, Math.ceil(longest * 6.6) + 18)
+    return Math.max(40, Math.ceil(longest * 7.5) + 20)
   }
 
   /** @param {number} v */

@@ -1,3 +1,5 @@
 // The self-contained HTML reports: one doctor run, or two runs side by side.
 export { renderReport } from './doctor.js'
+export { renderCompareReport } from './compare.js'
+export { runFigures, relativeChange, formatChange } from './run-figures.js'
 export { openInBrowser } from './open.js'

@@ -83,6 +83,29 @@ export function runSeries (data) {
 }
 
 /**
+ * The series of a run known only by its load result (`hotpath load --json`, or a doctor result whose run directory
+ * is gone): the load generator's per-second figures, no threads.
+ * @param {import('../../load/result.js').LoadResult | null} load
+ * @returns {RunSeries}
+ */
+export function loadOnlySeries (load) {
+  const bins = load?.hotpath?.shard?.series ?? []
+  const t0 = load?.hotpath?.shard?.start ?? (bins[0]?.start ?? 0)
+  const end = load?.hotpath?.shard?.finish ?? t0
+  const last = Math.max(end, ...bins.map(b => b.start + b.duration))
+  const coarse = grid(t0, t0, last, Math.max(1000, Math.ceil((last - t0) / MAX_BUCKETS / 1000) * 1000))
+  return {
+    t0,
+    window: [0, round((end - t0) / 1000, 3)],
+    range: [0, round((last - t0) / 1000, 3)],
+    fine: { step: 0.1, x: [] },
+    coarse: { step: coarse.step / 1000, x: coarse.x },
+    threads: [],
+    load: load ? loadSeries(bins, coarse) : null
+  }
+}
+
+/**
  * @typedef {object} Grid
  * @property {number} origin epoch ms where bucket 0 starts (a whole number of buckets before t0)
  * @property {number} step ms
