@@ -260,6 +260,11 @@
           series: c.spec.series.map(s => ({ label: s.label, points: s.values.filter(v => v !== null).length }))
         }))
       },
+      /**
+       * The uPlot instance of the i-th chart (in the order of charts()).
+       * @param {number} i
+       */
+      plot (i) { return charts[i] ? charts[i].plot : null },
       /** @param {string} view 'all', 'p:<pid>' or 't:<pid>-<threadId>' */
       select (view) {
         views[0] = view

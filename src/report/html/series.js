@@ -39,6 +39,8 @@ import { GC_KINDS } from '../../sampling/gc.js'
  *   generator's per-second figures on the grid of seconds (latency in ms); null without a built-in load
  */
 
+/** ms: samples this far from the load window are not believed. */
+const LONGEST = 6 * 3600 * 1000
 /** Longest chart, in buckets: longer runs get wider buckets. */
 const MAX_BUCKETS = 600
 /** Resource types charted one by one; the rest are added up as 'other'. */
@@ -50,16 +52,21 @@ const MAX_RESOURCE_TYPES = 6
  */
 export function runSeries (data) {
   const t0 = data.run.loadWindow.start
-  const end = data.run.loadWindow.end
+  const end = Math.max(t0, num(data.run.loadWindow.end))
+  // A saved run is read as found: samples or bins with impossible times (a damaged file) are left out of the charts.
+  const plausible = (/** @type {number} */ time, /** @type {number} */ ms) =>
+    Number.isFinite(time) && time > t0 - LONGEST && time < end + LONGEST && ms >= 0 && ms < LONGEST
   let first = t0
   let last = end
-  for (const t of data.threads) {
-    for (const s of t.samples) {
+  const threadSamples = data.threads.map(t => t.samples.filter(s => plausible(s.time, s.interval)))
+  for (const samples of threadSamples) {
+    for (const s of samples) {
       if (s.time - s.interval < first) first = s.time - s.interval
       if (s.time > last) last = s.time
     }
   }
-  const bins = data.run.load?.hotpath?.shard?.series ?? []
+  const rawBins = data.run.load?.hotpath?.shard?.series
+  const bins = (Array.isArray(rawBins) ? rawBins : []).filter(b => b && plausible(b.start, b.duration) && b.duration > 0)
   for (const b of bins) last = Math.max(last, b.start + b.duration)
   const span = last - first
   const fineMs = Math.max(100, Math.ceil(span / MAX_BUCKETS / 100) * 100)
@@ -69,6 +76,7 @@ export function runSeries (data) {
   const port = data.run.listening.port
   const roles = roleMap(data.threads)
   const threads = data.threads
+    .map((t, i) => ({ ...t, samples: threadSamples[i] }))
     .filter(t => t.samples.length > 0)
     .map(t => threadSeries(t, fine, coarse, port, roles.get(`${t.pid}-${t.threadId}`) ?? 'main'))
   return {
@@ -89,15 +97,18 @@ export function runSeries (data) {
  * @returns {RunSeries}
  */
 export function loadOnlySeries (load) {
-  const bins = load?.hotpath?.shard?.series ?? []
-  const t0 = load?.hotpath?.shard?.start ?? (bins[0]?.start ?? 0)
-  const end = load?.hotpath?.shard?.finish ?? t0
-  const last = Math.max(end, ...bins.map(b => b.start + b.duration))
-  const coarse = grid(t0, t0, last, Math.max(1000, Math.ceil((last - t0) / MAX_BUCKETS / 1000) * 1000))
+  const shard = load?.hotpath?.shard
+  const raw = Array.isArray(shard?.series) ? shard.series : []
+  const t0 = Number.isFinite(shard?.start) ? /** @type {number} */ (shard?.start) : (Number.isFinite(raw[0]?.start) ? raw[0].start : 0)
+  const end = Number.isFinite(shard?.finish) && /** @type {number} */ (shard?.finish) >= t0 && /** @type {number} */ (shard?.finish) < t0 + LONGEST ? /** @type {number} */ (shard?.finish) : t0
+  const bins = raw.filter(b => b && Number.isFinite(b.start) && b.start >= t0 - LONGEST && b.start < end + LONGEST && b.duration > 0 && b.duration < LONGEST)
+  const last = bins.reduce((a, b) => Math.max(a, b.start + b.duration), end)
+  const first = bins.reduce((a, b) => Math.min(a, b.start), t0)
+  const coarse = grid(t0, first, last, Math.max(1000, Math.ceil((last - first) / MAX_BUCKETS / 1000) * 1000))
   return {
     t0,
     window: [0, round((end - t0) / 1000, 3)],
-    range: [0, round((last - t0) / 1000, 3)],
+    range: [round((first - t0) / 1000, 3), round((last - t0) / 1000, 3)],
     fine: { step: 0.1, x: [] },
     coarse: { step: coarse.step / 1000, x: coarse.x },
     threads: [],
@@ -180,11 +191,11 @@ function threadSeries (t, fine, coarse, port, role) {
   overlaps(t.samples, fine, (i, s, ms) => {
     seen[i] = 1
     covered[i] += ms
-    eluSum[i] += (Number(s.utilization) || 0) * ms
-    if (s.interval > 0) cpuSum[i] += ((s.cpu?.user ?? 0) + (s.cpu?.system ?? 0)) * (ms / s.interval)
-    p50s[i].push(s.delay?.p50 ?? 0)
-    if ((s.delay?.p99 ?? 0) > p99[i]) p99[i] = s.delay.p99
-    if ((s.delay?.max ?? 0) > max[i]) max[i] = s.delay.max
+    eluSum[i] += num(s.utilization) * ms
+    if (s.interval > 0) cpuSum[i] += (num(s.cpu?.user) + num(s.cpu?.system)) * (ms / s.interval)
+    p50s[i].push(num(s.delay?.p50))
+    p99[i] = Math.max(p99[i], num(s.delay?.p99))
+    max[i] = Math.max(max[i], num(s.delay?.max))
     if (latest[i] === null || s.time >= /** @type {Sample} */ (latest[i]).time) latest[i] = s
   })
   const fineValues = (/** @type {(i: number) => number} */ f, /** @type {number} */ digits) =>
@@ -204,10 +215,10 @@ function threadSeries (t, fine, coarse, port, role) {
     cSeen[i] = 1
     cCovered[i] += ms
     const share = s.interval > 0 ? ms / s.interval : 1
-    for (const k of GC_KINDS) gc[k][i] += (s.gc?.byKind?.[k]?.duration ?? 0) * share
-    for (const r of s.requests ?? []) if (r.port === port) served[i] += r.finished * share
+    for (const k of GC_KINDS) gc[k][i] += num(s.gc?.byKind?.[k]?.duration) * share
+    if (Array.isArray(s.requests)) for (const r of s.requests) if (r?.port === port) served[i] += num(r.finished) * share
     // resources are counted about once a second, at the end of a sample: they belong where the sample ends
-    if (s.resources && s.time <= coarse.origin + (i + 1) * coarse.step && s.time > coarse.origin + i * coarse.step) resources[i] = s.resources
+    if (s.resources && typeof s.resources === 'object' && s.time <= coarse.origin + (i + 1) * coarse.step && s.time > coarse.origin + i * coarse.step) resources[i] = s.resources
   })
   const perSecond = (/** @type {Float64Array} */ sums, /** @type {number} */ digits) =>
     Array.from(sums, (v, i) => cSeen[i] && cCovered[i] > 0 ? round((v * 1000) / cCovered[i], digits) : null)
@@ -226,11 +237,11 @@ function threadSeries (t, fine, coarse, port, role) {
     },
     elu: fineValues(i => covered[i] > 0 ? (eluSum[i] / covered[i]) * 100 : 0, 1),
     cpu: main ? fineValues(i => covered[i] > 0 ? (cpuSum[i] / covered[i]) * 100 : 0, 1) : null,
-    rss: main ? mb(s => s.memory?.rss ?? 0) : null,
+    rss: main ? mb(s => num(s.memory?.rss)) : null,
     memory: {
-      heapUsed: mb(s => s.memory?.heapUsed ?? 0),
-      heapTotal: mb(s => s.memory?.heapTotal ?? 0),
-      external: mb(s => s.memory?.external ?? 0)
+      heapUsed: mb(s => num(s.memory?.heapUsed)),
+      heapTotal: mb(s => num(s.memory?.heapTotal)),
+      external: mb(s => num(s.memory?.external))
     },
     gc: Object.fromEntries(GC_KINDS.filter(k => gc[k].some(v => v > 0)).map(k => [k, perSecond(gc[k], 2)])),
     served: perSecond(served, 1),
@@ -249,7 +260,7 @@ function resourceSeries (counts, seen) {
   /** @type {Map<string, number>} */
   const peak = new Map()
   for (const c of counts) {
-    if (c) for (const [type, v] of Object.entries(c)) peak.set(type, Math.max(peak.get(type) ?? 0, Number(v) || 0))
+    if (c) for (const [type, v] of Object.entries(c)) peak.set(type, Math.max(peak.get(type) ?? 0, num(v)))
   }
   const types = [...peak.entries()].filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]).map(([type]) => type)
   const shown = types.length > MAX_RESOURCE_TYPES + 1 ? types.slice(0, MAX_RESOURCE_TYPES) : types
@@ -260,7 +271,7 @@ function resourceSeries (counts, seen) {
     /** @type {number | null} */
     let carry = null
     out[type] = counts.map((c, i) => {
-      if (c) carry = type === 'other' ? rest.reduce((a, r) => a + (Number(c[r]) || 0), 0) : Number(c[type]) || 0
+      if (c) carry = type === 'other' ? rest.reduce((a, r) => a + num(c[r]), 0) : num(c[type])
       return seen[i] ? carry : null
     })
   }
@@ -288,12 +299,12 @@ function loadSeries (bins, g) {
   }
   for (const [i, list] of byBucket) {
     const ms = list.reduce((a, b) => a + b.duration, 0)
-    const requests = list.reduce((a, b) => a + b.requests, 0)
+    const requests = list.reduce((a, b) => a + num(b.requests), 0)
     out.rps[i] = round((requests * 1000) / ms, 1)
-    out.errors[i] = round((list.reduce((a, b) => a + b.errors, 0) * 1000) / ms, 1)
+    out.errors[i] = round((list.reduce((a, b) => a + num(b.errors), 0) * 1000) / ms, 1)
     if (requests === 0) continue
     try {
-      const h = mergeEncoded(list.filter(b => b.requests > 0).map(b => b.histogram))
+      const h = mergeEncoded(list.filter(b => num(b.requests) > 0 && typeof b.histogram === 'string').map(b => b.histogram))
       out.p50[i] = round(h.getValueAtPercentile(50) / 1000, 3)
       out.p90[i] = round(h.getValueAtPercentile(90) / 1000, 3)
       out.p99[i] = round(h.getValueAtPercentile(99) / 1000, 3)
@@ -332,6 +343,14 @@ const ROLE_LABEL = /** @type {Record<string, string>} */ ({
  */
 function threadLabel (t, role) {
   return `pid ${t.pid}${t.threadId ? ` thread ${t.threadId}` : ''} (${ROLE_LABEL[role] ?? role})`
+}
+
+/**
+ * A finite number, or 0.
+ * @param {unknown} v
+ */
+function num (v) {
+  return typeof v === 'number' && Number.isFinite(v) ? v : 0
 }
 
 /** @param {number[]} values */
