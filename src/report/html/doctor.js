@@ -257,6 +257,19 @@ export function loadTables (l) {
 }
 
 /**
+ * The machine the run was recorded on, as far as run.json says (cores always; a model, OS and memory when recorded).
+ * @param {any} host
+ */
+function machine (host) {
+  if (!host) return 'not recorded'
+  const parts = [`${host.cores} cores`]
+  if (typeof host.model === 'string') parts.push(host.model)
+  if (typeof host.platform === 'string') parts.push([host.platform, host.release, host.arch].filter(x => typeof x === 'string').join(' '))
+  if (typeof host.memory === 'number') parts.push(`${formatBytes(host.memory)} of memory`)
+  return parts.join(', ')
+}
+
+/**
  * @param {Diagnosis} d
  * @param {RunData} data
  */
@@ -274,7 +287,7 @@ function runSection (d, data) {
     ['Node.js', String(hello.node ?? 'unknown')],
     ['Node.js flags', flags],
     ['heap limit', hello.heapLimit ? formatBytes(Number(hello.heapLimit)) : 'unknown'],
-    ['machine', host ? `${host.cores} cores` : 'not recorded'],
+    ['machine', machine(host)],
     ['started', new Date(data.run.startedAt).toISOString()],
     ['load window', `${((d.run.window.end - d.run.window.start) / 1000).toFixed(2)} s`],
     ['probe', `sampled every ${data.run.probe?.interval ?? 10} ms; CPU profile every ${data.run.probe?.profileInterval ?? 1000} µs${data.run.probe?.profileInterval === 0 ? ' (off)' : ''}`],

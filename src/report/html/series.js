@@ -220,8 +220,8 @@ function threadSeries (t, fine, coarse, port, role) {
     // resources are counted about once a second, at the end of a sample: they belong where the sample ends
     if (s.resources && typeof s.resources === 'object' && s.time <= coarse.origin + (i + 1) * coarse.step && s.time > coarse.origin + i * coarse.step) resources[i] = s.resources
   })
-  const perSecond = (/** @type {Float64Array} */ sums, /** @type {number} */ digits) =>
-    Array.from(sums, (v, i) => cSeen[i] && cCovered[i] > 0 ? round((v * 1000) / cCovered[i], digits) : null)
+  const perSecond = (/** @type {Float64Array} */ sums, /** @type {number} */ digits, /** @type {number} */ cap = Infinity) =>
+    Array.from(sums, (v, i) => cSeen[i] && cCovered[i] > 0 ? round(Math.min(cap, (v * 1000) / cCovered[i]), digits) : null)
 
   return {
     key: `${t.pid}-${t.threadId}`,
@@ -243,7 +243,9 @@ function threadSeries (t, fine, coarse, port, role) {
       heapTotal: mb(s => num(s.memory?.heapTotal)),
       external: mb(s => num(s.memory?.external))
     },
-    gc: Object.fromEntries(GC_KINDS.filter(k => gc[k].some(v => v > 0)).map(k => [k, perSecond(gc[k], 2)])),
+    // A GC is counted in the sample it ends in, so a pause that began earlier can make a short stretch look like more
+    // than a second of GC per second: no second holds more than a second.
+    gc: Object.fromEntries(GC_KINDS.filter(k => gc[k].some(v => v > 0)).map(k => [k, perSecond(gc[k], 2, 1000)])),
     served: perSecond(served, 1),
     resources: resourceSeries(resources, cSeen)
   }
