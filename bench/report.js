@@ -7,7 +7,8 @@
 //   --screenshot writes the top 1280×1600 of the report at device scale 1 (the README's picture).
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -108,8 +109,10 @@ if (browserSkip) {
  * @param {Record<string, string>} [env]
  */
 async function timedRun (name, command, env = {}) {
-  const mark = join(RESULTS, `${name}-load-end`)
-  const script = join(RESULTS, `${name}-load.mjs`)
+  // outside the repository: bench/results is for results, and a script there would be linted
+  const scratch = await mkdtemp(join(tmpdir(), 'hotpath-bench-report-'))
+  const mark = join(scratch, 'load-end')
+  const script = join(scratch, 'load.mjs')
   await writeFile(script, `
     import { spawnSync } from 'node:child_process'
     import { writeFileSync } from 'node:fs'
@@ -120,7 +123,9 @@ async function timedRun (name, command, env = {}) {
   await run(command(`"${process.execPath}" "${script}"`), env)
   const end = Date.now()
   if (!existsSync(mark)) throw new Error(`${name}: the load did not run`)
-  return { afterLoad: end - Number(await readFile(mark, 'utf8')) }
+  const afterLoad = end - Number(await readFile(mark, 'utf8'))
+  await rm(scratch, { recursive: true, force: true })
+  return { afterLoad }
 }
 
 /**
