@@ -340,7 +340,7 @@
       mem.push(line('heapTotal', t.memory.heapTotal, 'heap total'), line('heapUsed', t.memory.heapUsed, 'heap used'), line('external', t.memory.external, 'external'))
       out.push({ id: 'memory', title: 'Memory', note: 'MB', unit: 'MB', grid: 'fine', series: mem })
       const kinds = Object.keys(t.gc)
-      out.push({ id: 'gc', title: 'GC pauses', note: 'ms per second, by kind' + (th.gc ? ' · too much from ' + th.gc + ' ms/s' : ''), unit: 'ms/s', grid: 'coarse', threshold: th.gc, series: kinds.length > 0 ? kinds.map(k => line(k, t.gc[k])) : [line('max', t.served.map((/** @type {number | null} */ v) => v === null ? null : 0), 'no GC')] })
+      out.push({ id: 'gc', title: 'GC pauses', note: 'ms per second, by kind' + (th.gc ? ' · too much from ' + th.gc + ' ms/s' : ''), unit: 'ms/s', grid: 'coarse', threshold: th.gc, series: kinds.length > 0 ? kinds.map(k => line(k, t.gc[k])) : [{ label: 'no GC', values: t.served.map((/** @type {number | null} */ v) => v === null ? null : 0), color: FIXED.rss }] })
       const types = Object.keys(t.resources)
       if (types.length > 0) out.push({ id: 'resources', title: 'Active resources', note: 'by type (sockets, timers, file requests…)', unit: '', grid: 'coarse', series: types.map((k, i) => ({ label: k, values: t.resources[k], color: PALETTE[i % PALETTE.length] })) })
     } else if (threads.length > 1) {

@@ -155,7 +155,7 @@ function culpritsSection (d, profiles) {
       : c.measure === 'listeners' ? 'listener leak' : `${formatPercent(c.share, 0)} of CPU`
     const calls = (c.calls ?? []).filter(k => k.share >= 0.02).slice(0, 3)
     const bar = c.measure === 'listeners' ? '' : `<span class="hr-bar"><span style="width:${Math.round(Math.min(1, c.share) * 100)}%"></span></span>`
-    return `<li class="hr-culprit${linked ? ' hr-linked' : ''}" data-culprit="${i}"${linked ? ' tabindex="0" role="button"' : ''} title="${linked ? 'show it in the flame graph' : ''}">
+    return `<li class="hr-culprit${linked ? ' hr-linked' : ''}" data-culprit="${i}"${linked ? ' tabindex="0" role="button" title="show it in the flame graph"' : ''}>
     <div class="hr-c-head"><span class="hr-c-fn">${esc(c.function)}</span> <span class="hr-c-where">${esc(c.file)}:${esc(c.line)}</span> <span class="hr-c-share hr-m-${esc(c.measure)}">${esc(share)}</span>${bar}<span class="hr-c-kind">${esc(c.kind)}</span></div>
     ${c.reason ? `<div class="hr-c-reason">${esc(c.reason)}</div>` : ''}
     ${calls.length > 0 ? `<div class="hr-c-calls">time goes to ${calls.map(k => `${esc(k.function)} <span class="hr-muted">(${esc(k.kind === 'app' ? `${k.file}:${k.line}` : k.file || k.kind)})</span> ${esc(formatPercent(k.share, 0))}`).join(', ')}</div>` : ''}
