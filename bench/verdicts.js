@@ -25,7 +25,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
 /**
  * @param {string} example
- * @returns {Promise<string>}
+ * @returns {Promise<string>} the category; a run with an unexpected one is kept for a look, and its path printed
  */
 function diagnose (example) {
   const dir = mkdtempSync(join(tmpdir(), 'hotpath-verdicts-'))
@@ -40,7 +40,8 @@ function diagnose (example) {
       try {
         category = JSON.parse(readFileSync(json, 'utf8')).category
       } catch {}
-      rmSync(dir, { recursive: true, force: true })
+      if (category === EXPECTED[example]) rmSync(dir, { recursive: true, force: true })
+      else console.log(`  (${example}: ${category}; run kept in ${join(dir, 'run')})`)
       resolve(category)
     })
   })
