@@ -1,5 +1,21 @@
 // hotpath/runtime: what an operator keeps on in production — cheap enough to leave on, safe by default.
-// Nothing here throws into the host app or keeps its process alive.
+// Nothing here throws into the host app or keeps its process alive (every timer is unref'd).
+
+// Watch: the event loop, memory and GC, sampled by the same code as the doctor's probe.
+export { Monitor, monitor } from './monitor.js'
+
+// Protect: 503 + Retry-After before doing the work, while a threshold is passed.
+export {
+  OverloadProtection,
+  overloadProtection,
+  TYPE_EVENT_LOOP_DELAY,
+  TYPE_EVENT_LOOP_UTILIZATION,
+  TYPE_HEAP_USED_BYTES,
+  TYPE_RSS_BYTES,
+  TYPE_HEALTH_CHECK
+} from './protection/protection.js'
+
+// The building blocks, shared with the probe.
 export { Sampler } from '../sampling/sampler.js'
 export { ListenerWatcher } from '../sampling/listeners.js'
 export { AgentWatcher } from '../sampling/agents.js'
