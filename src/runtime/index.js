@@ -19,3 +19,6 @@ export {
 export { Sampler } from '../sampling/sampler.js'
 export { ListenerWatcher } from '../sampling/listeners.js'
 export { AgentWatcher } from '../sampling/agents.js'
+
+// Export: prom-client collectors, registered into the registry the app passes.
+export { registerMetrics } from './metrics/index.js'
