@@ -31,6 +31,7 @@ import { positiveOption, warnOnce } from '../sampling/warn.js'
  * Watches this thread's event loop, memory and GC in production, with hotpath's Sampler — the very code the doctor's
  * probe uses. Emits 'sample' with each Sample; `snapshot()` returns the latest with running totals.
  * Its timer is unref'd; a throwing 'sample' listener becomes a process warning, never an uncaught exception.
+ * @extends {EventEmitter<{ sample: [Sample] }>}
  */
 export class Monitor extends EventEmitter {
   #sampler
