@@ -1,8 +1,8 @@
 // Small statistics used to judge whether a difference is beyond noise, and to fit trends.
 
-/** @param {number[]} xs */
+/** Mean of a list; 0 for an empty one. @param {number[]} xs */
 export function mean (xs) {
-  return xs.length === 0 ? NaN : xs.reduce((a, b) => a + b, 0) / xs.length
+  return xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length
 }
 
 /** Sample variance (n - 1). @param {number[]} xs */

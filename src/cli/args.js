@@ -38,15 +38,18 @@ export function parseCommand (spec, argv) {
     const { values, positionals } = parseArgs({ args: own, options, allowPositionals: true, strict: true })
     return { values, positionals, command, help: values.help === true }
   } catch (err) {
-    throw new UsageError(`${spec.name}: ${cleanParseError(/** @type {Error} */ (err))} (see hotpath ${spec.name} --help)`)
+    throw new UsageError(`${cleanParseError(/** @type {Error} */ (err))} (see hotpath ${spec.name} --help)`)
   }
 }
 
 /** @param {Error} err */
 function cleanParseError (err) {
-  // parseArgs messages carry advice for script authors ("To specify a positional argument starting with a '-'...");
-  // keep only the first sentence, which names the flag.
-  return err.message.split('. ')[0].replace(/\.$/, '').toLowerCase()
+  // parseArgs messages carry advice for script authors over several lines; keep the first sentence, which names the
+  // flag, and say plainly what to do when a value starts with '-'.
+  const first = err.message.split(/\.(\s|$)/)[0]
+  const ambiguous = /^Option '(-\w|--[\w-]+)'.* argument is ambiguous/.exec(first)
+  if (ambiguous) return `option '${ambiguous[1]}' needs a value; to give one starting with '-', write ${ambiguous[1]}=<value>`
+  return first.charAt(0).toLowerCase() + first.slice(1)
 }
 
 /**

@@ -4,6 +4,7 @@ import { formatHelp, parseCommand } from './args.js'
 import * as loadCommand from './load.js'
 import * as mergeCommand from './merge.js'
 import * as compareCommand from './compare.js'
+import * as doctorCommand from './doctor.js'
 
 /**
  * What a command may touch of the outside world; tests and the bin pass real streams.
@@ -21,6 +22,7 @@ import * as compareCommand from './compare.js'
 
 /** @type {Record<string, Command>} */
 const COMMANDS = {
+  doctor: doctorCommand,
   load: loadCommand,
   merge: mergeCommand,
   compare: compareCommand
@@ -31,6 +33,7 @@ const USAGE = `hotpath ${VERSION} — load, diagnose and profile Node.js servers
 Usage: hotpath <command> [options]
 
 Commands:
+  doctor    start a server with the probe, load it, and say what is wrong and which line to blame
   load      load an HTTP server and measure it (or start it: hotpath load -- node server.js)
   merge     merge load results from several machines into one, exactly
   compare   compare two load results side by side, with what is beyond noise

@@ -1,12 +1,13 @@
 import net from 'node:net'
 
 /**
- * The probe's line back to hotpath: newline-delimited JSON over the unix socket named in HOTPATH_CHANNEL.
+ * The probe's line to hotpath: newline-delimited JSON both ways over the unix socket named in HOTPATH_CHANNEL.
  * It never throws into the target and never keeps it alive (the socket is unref'd); messages sent before the socket
- * connects are queued.
+ * connects are queued; commands from hotpath arrive through `onMessage`.
  * @param {string} path
+ * @param {(message: any) => void} [onMessage]
  */
-export function openChannel (path) {
+export function openChannel (path, onMessage) {
   /** @type {string[]} */
   let queue = []
   let connected = false
@@ -19,6 +20,19 @@ export function openChannel (path) {
     queue = []
   })
   socket.on('error', () => { broken = true })
+  let pending = ''
+  socket.setEncoding('utf8')
+  socket.on('data', (/** @type {string} */ chunk) => {
+    pending += chunk
+    let nl
+    while ((nl = pending.indexOf('\n')) !== -1) {
+      const line = pending.slice(0, nl)
+      pending = pending.slice(nl + 1)
+      try {
+        onMessage?.(JSON.parse(line))
+      } catch {}
+    }
+  })
   return {
     /** @param {object} message */
     send (message) {
@@ -28,6 +42,9 @@ export function openChannel (path) {
         if (connected) socket.write(line)
         else queue.push(line)
       } catch {}
+    },
+    close () {
+      socket.end()
     }
   }
 }

@@ -1,35 +1,87 @@
 // Preloaded into the target (NODE_OPTIONS=--import) by `hotpath load -- <command>` and `hotpath doctor`.
-// It runs in every Node process of the target's tree (npm, the server, cluster workers) and does nothing unless
-// HOTPATH_CHANNEL names hotpath's socket. Whatever happens here must never throw into the target.
+// It runs in every Node process of the target's tree (npm, the server, cluster workers) and in its worker threads, and
+// does nothing unless HOTPATH_CHANNEL names hotpath's socket. With HOTPATH_RUN_DIR (doctor) it also starts the full
+// probe. Whatever happens here must never throw into the target, change its behaviour, or keep it alive.
 import net from 'node:net'
 import tls from 'node:tls'
 import { isMainThread, threadId } from 'node:worker_threads'
 import { openChannel } from './channel.js'
 
 const path = process.env.HOTPATH_CHANNEL
+const runDir = process.env.HOTPATH_RUN_DIR
 if (path) {
   try {
-    const channel = openChannel(path)
-    const listen = net.Server.prototype.listen
-    // Every server — http, https, express, fastify, cluster workers — ends up in net.Server.prototype.listen.
-    net.Server.prototype.listen = function (/** @type {any[]} */ ...args) {
-      this.once('listening', () => {
-        try {
-          const address = this.address()
-          if (address !== null && typeof address === 'object') {
-            channel.send({
-              type: 'listening',
-              pid: process.pid,
-              threadId: isMainThread ? 0 : threadId,
-              port: address.port,
-              address: address.address,
-              family: address.family,
-              tls: this instanceof tls.Server
-            })
-          }
-        } catch {}
+    /** @type {import('./probe.js').Probe | null} */
+    let probe = null
+    const channel = openChannel(path, (command) => { probe?.onCommand(command) })
+    if (runDir) {
+      const { Probe } = await import('./probe.js')
+      probe = new Probe({
+        runDir,
+        channel,
+        interval: Number(process.env.HOTPATH_INTERVAL ?? 10),
+        profileInterval: Number(process.env.HOTPATH_PROFILE_INTERVAL ?? 1000),
+        heapInterval: Number(process.env.HOTPATH_HEAP_INTERVAL ?? 0),
+        heapSplit: Number(process.env.HOTPATH_HEAP_SPLIT ?? 5000)
       })
-      return listen.apply(this, /** @type {any} */ (args))
+      probe.start()
+      watchExit(probe)
     }
+    reportListening(channel, probe)
   } catch {}
+}
+
+/**
+ * Every server — http, https, express, fastify, cluster workers — ends up in net.Server.prototype.listen.
+ * @param {ReturnType<typeof openChannel>} channel
+ * @param {import('./probe.js').Probe | null} probe
+ */
+function reportListening (channel, probe) {
+  const listen = net.Server.prototype.listen
+  net.Server.prototype.listen = function (/** @type {any[]} */ ...args) {
+    this.once('listening', () => {
+      try {
+        const address = this.address()
+        if (address !== null && typeof address === 'object') {
+          probe?.onListening(address.port, address.address)
+          channel.send({
+            type: 'listening',
+            pid: process.pid,
+            threadId: isMainThread ? 0 : threadId,
+            port: address.port,
+            address: address.address,
+            family: address.family,
+            tls: this instanceof tls.Server
+          })
+        }
+      } catch {}
+    })
+    return listen.apply(this, /** @type {any} */ (args))
+  }
+}
+
+/**
+ * Flushes the probe's record when the target exits or is told to stop, keeping the target's own behaviour: on a signal
+ * the target has no handler for, it still dies of that signal, as it would have without hotpath.
+ * @param {import('./probe.js').Probe} probe
+ */
+function watchExit (probe) {
+  let done = false
+  const final = () => {
+    if (done) return
+    done = true
+    probe.final()
+  }
+  process.on('exit', final)
+  if (!isMainThread) return
+  for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
+    const handler = () => {
+      final()
+      if (process.listenerCount(signal) === 1) {
+        process.removeListener(signal, handler)
+        process.kill(process.pid, signal)
+      }
+    }
+    process.on(signal, handler)
+  }
 }

@@ -5,18 +5,20 @@ import { join } from 'node:path'
 import { EventEmitter } from 'node:events'
 
 /**
- * hotpath's end of the probe channel: a unix socket in a private temporary directory; each probe connects and sends
- * newline-delimited JSON. Emits 'message' for every well-formed line; ignores the rest.
+ * hotpath's end of the probe channel: a unix socket in a private temporary directory. Each probe (one per process and
+ * thread of the target) connects and sends newline-delimited JSON; hotpath can broadcast commands back.
+ * Emits 'message' (message, peer) for every well-formed line, and 'peer' (peer) when a probe connects.
  */
 export class ProbeChannel extends EventEmitter {
   constructor () {
     super()
     this.dir = mkdtempSync(join(tmpdir(), 'hotpath-'))
     this.path = join(this.dir, 'probe.sock')
-    /** @type {Set<net.Socket>} */
-    this.sockets = new Set()
+    /** @type {Set<Peer>} */
+    this.peers = new Set()
     this.server = net.createServer((socket) => {
-      this.sockets.add(socket)
+      const peer = new Peer(socket)
+      this.peers.add(peer)
       let pending = ''
       socket.setEncoding('utf8')
       socket.on('data', (/** @type {string} */ chunk) => {
@@ -25,13 +27,22 @@ export class ProbeChannel extends EventEmitter {
         while ((nl = pending.indexOf('\n')) !== -1) {
           const line = pending.slice(0, nl)
           pending = pending.slice(nl + 1)
+          let message
           try {
-            this.emit('message', JSON.parse(line))
-          } catch {}
+            message = JSON.parse(line)
+          } catch {
+            continue
+          }
+          if (message?.type === 'hello') peer.hello = message
+          this.emit('message', message, peer)
         }
       })
       socket.on('error', () => {})
-      socket.on('close', () => this.sockets.delete(socket))
+      socket.on('close', () => {
+        this.peers.delete(peer)
+        this.emit('gone', peer)
+      })
+      this.emit('peer', peer)
     })
   }
 
@@ -43,9 +54,29 @@ export class ProbeChannel extends EventEmitter {
     })
   }
 
+  /** @param {object} message */
+  broadcast (message) {
+    for (const peer of this.peers) peer.send(message)
+  }
+
   close () {
-    for (const s of this.sockets) s.destroy()
+    for (const peer of this.peers) peer.socket.destroy()
     this.server.close()
     rmSync(this.dir, { recursive: true, force: true })
+  }
+}
+
+/** One connected probe. */
+export class Peer {
+  /** @param {net.Socket} socket */
+  constructor (socket) {
+    this.socket = socket
+    /** @type {{ pid: number, threadId: number } & Record<string, unknown> | null} its hello message */
+    this.hello = null
+  }
+
+  /** @param {object} message */
+  send (message) {
+    if (!this.socket.destroyed) this.socket.write(JSON.stringify(message) + '\n')
   }
 }

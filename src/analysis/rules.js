@@ -1,0 +1,249 @@
+import { formatBytes, formatMs, formatPercent } from '../report/format.js'
+
+/** @typedef {import('./signals.js').Signals} Signals */
+/** @typedef {'event-loop' | 'io' | 'gc' | 'memory-leak' | 'healthy' | 'insufficient-data'} Category */
+
+/**
+ * @typedef {object} Evidence
+ * @property {string} signal stable name, e.g. 'cpu-per-request'
+ * @property {string} label what a person reads
+ * @property {number} value
+ * @property {string} unit
+ * @property {number | null} threshold the value at which the signal counts against the server
+ * @property {string} verdict
+ * @property {boolean} decisive it decided the category
+ */
+
+/**
+ * Every threshold the diagnosis uses, in one place (docs/diagnosis.md explains each).
+ */
+export const THRESHOLDS = {
+  /** seconds of the load window the serving threads' samples must cover */
+  minCoverage: 0.5,
+  /** ms: a p99 event-loop delay this long means single tasks hold the loop */
+  delayP99: 100,
+  /** ms of CPU per request that make a request itself a blocking task */
+  cpuPerRequest: 2,
+  /** event-loop utilisation at which CPU per request is judged */
+  busy: 0.7,
+  /** share of wall time in GC */
+  gcShare: 0.1,
+  /** share of the process's CPU time in GC */
+  gcCpuShare: 0.25,
+  /** t-statistic of the heap floor's slope */
+  leakT: 5,
+  leakR2: 0.6,
+  /** bytes the heap floor must gain over the window, absolutely and relative to where it started */
+  leakBytes: 5 * 1024 * 1024,
+  leakRatio: 0.1,
+  /** event-loop utilisation under which the loop is mostly waiting */
+  idle: 0.5,
+  /** ms of server time per request for waiting to matter */
+  serverTime: 5,
+  /** share of server time spent on the CPU under which a request is mostly waiting */
+  cpuOfServerTime: 0.1,
+  /** listeners for one event on one emitter */
+  listeners: 100
+}
+
+/**
+ * The rules, in the order they are tried; the first that holds names the category. Each is one sentence in
+ * docs/diagnosis.md. Order matters where causes chain: a leak drives the GC up, GC pauses delay the event loop.
+ * @type {{ category: Category, holds: (s: Signals) => boolean, decisive: string[], summary: (s: Signals) => string }[]}
+ */
+export const RULES = [
+  {
+    category: 'insufficient-data',
+    // nothing to judge: too few samples, or not one request served while the loop was never blocked
+    holds: (s) => s.coverage < THRESHOLDS.minCoverage || (s.requests.finished === 0 && s.loop.delayMax < 1000),
+    decisive: [],
+    summary: (s) => s.coverage < THRESHOLDS.minCoverage
+      ? `Not enough data: the probe's samples cover only ${s.coverage.toFixed(2)} s of the load (at least ${THRESHOLDS.minCoverage} s are needed); run the load longer.`
+      : 'Not enough data: the server finished no request during the load, and its event loop was not blocked.'
+  },
+  {
+    category: 'memory-leak',
+    holds: (s) => isLeak(s),
+    decisive: ['heap-growth'],
+    summary: (s) => {
+      const t = /** @type {NonNullable<Signals['memory']['trend']>} */ (s.memory.trend)
+      const perRequest = s.memory.perRequest !== null && s.memory.perRequest > 0 ? ` (about ${formatBytes(s.memory.perRequest)} per request)` : ''
+      return `Memory is leaking: what survives garbage collection grows by ${formatBytes(t.slope, '/s')}${perRequest} and never comes back down — ${formatBytes(t.growth)} over the ${t.seconds.toFixed(0)} s of load.`
+    }
+  },
+  {
+    category: 'gc',
+    holds: (s) => s.gc.share >= THRESHOLDS.gcShare && s.gc.cpuShare >= THRESHOLDS.gcCpuShare,
+    decisive: ['gc-time'],
+    summary: (s) => {
+      const kind = dominantGc(s)
+      return `Garbage collection is slowing the server: ${formatPercent(s.gc.share, 0)} of the time goes to GC pauses` +
+        (kind ? `, mostly ${kind === 'scavenge' ? 'scavenges of short-lived objects (young generation)' : `${kind} collections of the old generation`}` : '') + '.'
+    }
+  },
+  {
+    category: 'event-loop',
+    holds: (s) => s.loop.delayP99 >= THRESHOLDS.delayP99 ||
+      (s.requests.finished === 0 && s.loop.delayMax >= 1000) ||
+      (s.cpu.perRequestMs >= THRESHOLDS.cpuPerRequest && s.loop.utilization >= THRESHOLDS.busy),
+    decisive: ['event-loop-delay-p99', 'cpu-per-request'],
+    summary: (s) => s.requests.finished === 0
+      ? `The event loop is blocked: no request finished during the load and the loop was held for up to ${formatMs(s.loop.delayMax)} at a time.`
+      : `The event loop is blocked: each request holds it for ${formatMs(s.cpu.perRequestMs)} of CPU, so requests queue behind each other (event-loop delay p99 ${formatMs(s.loop.delayP99)}).`
+  },
+  {
+    category: 'io',
+    holds: (s) => s.loop.utilization < THRESHOLDS.idle &&
+      s.requests.serverTimeMean >= THRESHOLDS.serverTime &&
+      s.cpu.perRequestMs <= THRESHOLDS.cpuOfServerTime * s.requests.serverTimeMean,
+    decisive: ['server-time', 'event-loop-utilization'],
+    summary: (s) => `The server is waiting on I/O: requests take ${formatMs(s.requests.serverTimeMean)} on the server but only ${formatMs(s.cpu.perRequestMs)} of CPU, and the event loop is idle ${formatPercent(1 - s.loop.utilization, 0)} of the time.` +
+      (s.agents.length > 0 ? ` Outgoing requests queued for a free socket in ${s.agents[0].agent} (maxSockets ${s.agents[0].maxSockets}).` : '')
+  },
+  {
+    category: 'healthy',
+    holds: () => true,
+    decisive: [],
+    summary: (s) => `No problem found: ${Math.round(s.requests.rate).toLocaleString('en-US')} requests/s at ${formatMs(s.cpu.perRequestMs)} of CPU each, event-loop delay p99 ${formatMs(s.loop.delayP99)}` +
+      (s.loop.utilization >= THRESHOLDS.busy ? '; the load keeps the CPU busy without blocking the event loop.' : '.')
+  }
+]
+
+/** @param {Signals} s */
+function isLeak (s) {
+  const t = s.memory.trend
+  return t !== null && t.slope > 0 && t.t >= THRESHOLDS.leakT && t.r2 >= THRESHOLDS.leakR2 &&
+    t.growth >= THRESHOLDS.leakBytes && t.growth >= THRESHOLDS.leakRatio * t.start
+}
+
+/**
+ * The GC kind that took most of the GC time.
+ * @param {Signals} s
+ * @returns {string | null}
+ */
+export function dominantGc (s) {
+  const kinds = Object.entries(s.gc.byKind).sort((a, b) => b[1].share - a[1].share)
+  return kinds.length > 0 && kinds[0][1].share > 0 ? kinds[0][0] : null
+}
+
+/**
+ * The first rule that holds.
+ * @param {Signals} s
+ */
+export function decide (s) {
+  return /** @type {typeof RULES[number]} */ (RULES.find(rule => rule.holds(s)))
+}
+
+/**
+ * The figures behind the verdict, each against its threshold; the decisive ones first.
+ * @param {Signals} s
+ * @param {Category} category
+ * @returns {Evidence[]}
+ */
+export function collectEvidence (s, category) {
+  const decisive = new Set(RULES.find(r => r.category === category)?.decisive ?? [])
+  /** @type {Omit<Evidence, 'decisive'>[]} */
+  const list = [
+    {
+      signal: 'event-loop-delay-p99',
+      label: 'event-loop delay p99',
+      value: round(s.loop.delayP99),
+      unit: 'ms',
+      threshold: THRESHOLDS.delayP99,
+      verdict: s.loop.delayP99 >= THRESHOLDS.delayP99 ? 'blocked' : 'ok'
+    },
+    {
+      signal: 'event-loop-delay-max',
+      label: 'event-loop delay max',
+      value: round(s.loop.delayMax),
+      unit: 'ms',
+      threshold: null,
+      verdict: s.loop.delayMax >= 1000 ? 'blocked for over a second' : s.loop.delayMax >= THRESHOLDS.delayP99 ? 'long tasks' : 'ok'
+    },
+    {
+      signal: 'cpu-per-request',
+      label: 'CPU per request',
+      value: round(s.cpu.perRequestMs, 4),
+      unit: 'ms',
+      threshold: THRESHOLDS.cpuPerRequest,
+      verdict: s.cpu.perRequestMs >= THRESHOLDS.cpuPerRequest ? 'high' : 'ok'
+    },
+    {
+      signal: 'event-loop-utilization',
+      label: 'event-loop utilisation',
+      value: round(s.loop.utilization, 3),
+      unit: 'ratio',
+      threshold: THRESHOLDS.busy,
+      verdict: s.loop.utilization >= THRESHOLDS.busy ? 'busy' : s.loop.utilization < THRESHOLDS.idle ? 'mostly idle' : 'ok'
+    },
+    {
+      signal: 'gc-time',
+      label: 'time in GC',
+      value: round(s.gc.share, 4),
+      unit: 'ratio',
+      threshold: THRESHOLDS.gcShare,
+      verdict: s.gc.share >= THRESHOLDS.gcShare ? (s.gc.cpuShare >= THRESHOLDS.gcCpuShare ? 'high' : 'high, but small beside the CPU work') : 'ok'
+    },
+    {
+      signal: 'heap-growth',
+      label: 'heap growth (after GC)',
+      value: round(s.memory.trend?.slope ?? 0, 0),
+      unit: 'B/s',
+      threshold: null,
+      verdict: isLeak(s) ? 'leak' : s.memory.trend === null ? 'too few seconds to tell' : 'flat'
+    },
+    {
+      signal: 'server-time',
+      label: 'server time per request',
+      value: round(s.requests.serverTimeMean, 4),
+      unit: 'ms',
+      threshold: THRESHOLDS.serverTime,
+      verdict: s.requests.serverTimeMean >= THRESHOLDS.serverTime
+        ? (s.cpu.perRequestMs <= THRESHOLDS.cpuOfServerTime * s.requests.serverTimeMean ? 'mostly waiting' : 'mostly computing')
+        : 'ok'
+    },
+    {
+      signal: 'requests-per-second',
+      label: 'requests/s served',
+      value: round(s.requests.rate, 1),
+      unit: 'req/s',
+      threshold: null,
+      verdict: `${s.requests.finished.toLocaleString('en-US')} in ${s.window.seconds.toFixed(1)} s`
+    }
+  ]
+  const leak = s.listeners.find(l => l.count >= THRESHOLDS.listeners)
+  if (leak) {
+    list.push({
+      signal: 'listener-growth',
+      label: `'${leak.event}' listeners on ${leak.emitter}`,
+      value: leak.count,
+      unit: 'listeners',
+      threshold: THRESHOLDS.listeners,
+      verdict: leak.site ? `leak: added at ${leak.site.file}:${leak.site.line}` : 'leak'
+    })
+    decisive.add('listener-growth')
+  }
+  for (const a of s.agents) {
+    list.push({
+      signal: 'agent-queue',
+      label: `requests waiting for a socket (${a.agent})`,
+      value: a.maxQueued,
+      unit: 'requests',
+      threshold: 0,
+      verdict: `pool full at maxSockets ${a.maxSockets}`
+    })
+    if (category === 'io') decisive.add('agent-queue')
+  }
+  return list
+    .map(e => ({ ...e, decisive: decisive.has(e.signal) }))
+    .sort((a, b) => Number(b.decisive) - Number(a.decisive))
+}
+
+/**
+ * @param {number} v
+ * @param {number} [digits]
+ */
+function round (v, digits = 3) {
+  const f = 10 ** digits
+  return Math.round(v * f) / f
+}

@@ -1,0 +1,113 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { UsageError } from '../errors.js'
+
+/**
+ * @typedef {object} ThreadRecord
+ * @property {number} pid
+ * @property {number} threadId 0 for a process's main thread
+ * @property {Record<string, any>} hello what the probe said of itself (argv, role, node version…)
+ * @property {(import('../sampling/sampler.js').Sample & { requests: import('../probe/requests.js').RequestStats[] })[]} samples
+ * @property {{ time: number, port: number, address: string }[]} listening
+ * @property {any[]} listeners the latest listener-growth snapshot
+ * @property {{ time: number, agents: any[] }[]} agents every agent-pool snapshot
+ * @property {{ cpu?: string, heapAllocations?: string, heapRetained?: string }} profiles file names in the run directory:
+ *   the CPU profile of the load window, and heap samples of every allocation (first part) and of survivors (the rest)
+ * @property {boolean} exited the probe saw the thread exit
+ */
+
+/**
+ * @typedef {object} RunData
+ * @property {string} dir
+ * @property {import('../run/doctor-run.js').RunRecord} run
+ * @property {ThreadRecord[]} threads
+ */
+
+/**
+ * Reads a recorded run: run.json and every probe's event log. Lines that do not parse (a target killed mid-write) are
+ * skipped; a directory without run.json is refused.
+ * @param {string} dir
+ * @returns {RunData}
+ */
+export function readRun (dir) {
+  const abs = resolve(dir)
+  const runFile = join(abs, 'run.json')
+  if (!existsSync(runFile)) throw new UsageError(`no hotpath run in '${dir}' (run.json is missing)`)
+  let run
+  try {
+    run = JSON.parse(readFileSync(runFile, 'utf8'))
+  } catch {
+    throw new UsageError(`'${runFile}' is not valid JSON`)
+  }
+  if (run?.kind !== 'hotpath-run' || typeof run.loadWindow?.start !== 'number') {
+    throw new UsageError(`'${runFile}' is not a hotpath run record`)
+  }
+  const threads = readdirSync(abs)
+    .filter(f => /^events-\d+-\d+\.ndjson$/.test(f))
+    .map(f => readThread(join(abs, f)))
+    .filter(t => t !== null)
+    .sort((a, b) => a.pid - b.pid || a.threadId - b.threadId)
+  return { dir: abs, run, threads }
+}
+
+/**
+ * @param {string} file
+ * @returns {ThreadRecord | null}
+ */
+function readThread (file) {
+  /** @type {ThreadRecord} */
+  const t = { pid: 0, threadId: 0, hello: {}, samples: [], listening: [], listeners: [], agents: [], profiles: {}, exited: false }
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (line === '') continue
+    let e
+    try {
+      e = JSON.parse(line)
+    } catch {
+      continue
+    }
+    if (e === null || typeof e !== 'object') continue
+    switch (e.type) {
+      case 'hello':
+        t.hello = e
+        t.pid = Number(e.pid) || 0
+        t.threadId = Number(e.threadId) || 0
+        break
+      case 'sample':
+        if (typeof e.time === 'number' && typeof e.interval === 'number') t.samples.push(e)
+        break
+      case 'listening':
+        t.listening.push(e)
+        break
+      case 'listeners':
+        if (Array.isArray(e.listeners)) t.listeners = e.listeners
+        break
+      case 'agents':
+        if (Array.isArray(e.agents)) t.agents.push(e)
+        break
+      case 'profiles':
+        for (const k of /** @type {const} */ (['cpu', 'heapAllocations', 'heapRetained'])) {
+          if (typeof e[k] === 'string') t.profiles[k] = e[k]
+        }
+        break
+      case 'exit':
+        t.exited = true
+        break
+    }
+  }
+  return t.pid > 0 ? t : null
+}
+
+/**
+ * Reads a profile file a probe wrote (null when it is missing or unreadable).
+ * @param {RunData} data
+ * @param {string | undefined} name
+ * @returns {any}
+ */
+export function readProfileFile (data, name) {
+  if (!name || !/^[\w.-]+$/.test(name)) return null
+  try {
+    return JSON.parse(readFileSync(join(data.dir, name), 'utf8'))
+  } catch {
+    return null
+  }
+}

@@ -1,0 +1,295 @@
+import { displayPath } from './paths.js'
+import { linearFit, mean } from './stats.js'
+
+/** @typedef {import('./run-data.js').RunData} RunData */
+/** @typedef {import('./run-data.js').ThreadRecord} ThreadRecord */
+/** @typedef {ThreadRecord['samples'][number]} Sample */
+
+/**
+ * @typedef {object} HeapTrend
+ * @property {number} slope bytes per second of the heap's floor (the lowest heap used in each second)
+ * @property {number} r2
+ * @property {number} t slope ÷ its standard error
+ * @property {number} start bytes at the start of the window
+ * @property {number} growth bytes gained over the window
+ * @property {number} seconds
+ */
+
+/**
+ * @typedef {object} ThreadSummary
+ * @property {number} pid
+ * @property {number} threadId
+ * @property {string} role
+ * @property {boolean} serving listens on the loaded port
+ * @property {number} samples in the load window
+ * @property {number} utilization mean event-loop utilisation
+ * @property {number} delayP99 ms
+ * @property {number} delayMax ms
+ * @property {number | null} cpuPercent of one core, process-wide (main threads only)
+ * @property {number} heapUsed bytes at the end of the window
+ * @property {number} gcShare of the window spent in GC
+ * @property {number} requests finished on the loaded port
+ */
+
+/**
+ * @typedef {object} Signals
+ * @property {{ start: number, end: number, seconds: number }} window
+ * @property {number} port
+ * @property {number} samples serving-thread samples in the window
+ * @property {number} coverage seconds of the window the serving threads' samples cover (per thread, on average); a
+ *   blocked loop samples rarely, but each sample then covers a long interval
+ * @property {{ finished: number, rate: number, serverTimeMean: number, serverTimeMax: number, inflightMean: number }} requests
+ * @property {{ percent: number, perRequestMs: number, ms: number }} cpu process-wide CPU of the serving processes
+ * @property {{ utilization: number, delayP50: number, delayP99: number, delayMax: number }} loop serving threads
+ * @property {{ share: number, cpuShare: number, byKind: Record<string, { share: number, count: number }>, count: number }} gc
+ * @property {{ trend: HeapTrend | null, heapUsed: number, heapLimit: number, rss: number, perRequest: number | null }} memory
+ * @property {any[]} listeners listener growth seen in the serving processes, most first, with pid
+ * @property {{ agent: string, maxSockets: number, maxQueued: number, maxInUse: number }[]} agents outgoing pools that queued or filled
+ * @property {ThreadSummary[]} threads every thread that sampled during the window
+ */
+
+/**
+ * Whether a sample's interval lies (mostly) inside the window.
+ * @param {Sample} s
+ * @param {number} start
+ * @param {number} end
+ */
+const inWindow = (s, start, end) => {
+  const mid = s.time - s.interval / 2
+  return mid >= start && mid <= end
+}
+
+/**
+ * Percentile by nearest rank of an unsorted list.
+ * @param {number[]} values
+ * @param {number} p 0..100
+ */
+export function percentile (values, p) {
+  if (values.length === 0) return 0
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]
+}
+
+/**
+ * Computes the figures the rules judge, over the load window, for the threads that serve the loaded port.
+ * @param {RunData} data
+ * @returns {Signals}
+ */
+export function computeSignals (data) {
+  const { start, end } = data.run.loadWindow
+  const seconds = Math.max(0.001, (end - start) / 1000)
+  const port = data.run.listening.port
+  let serving = data.threads.filter(t => t.listening.some(l => l.port === port))
+  if (serving.length === 0) serving = data.threads.filter(t => t.pid === data.run.listening.pid && t.threadId === 0)
+  const servingKeys = new Set(serving.map(key))
+  const servingPids = new Set(serving.map(t => t.pid))
+  const windowed = new Map(data.threads.map(t => [key(t), t.samples.filter(s => inWindow(s, start, end))]))
+  const samplesOf = (/** @type {ThreadRecord} */ t) => /** @type {Sample[]} */ (windowed.get(key(t)))
+  const servingSamples = serving.flatMap(samplesOf)
+
+  // Requests on the loaded port
+  let finished = 0
+  let time = 0
+  let maxTime = 0
+  let inflight = 0
+  for (const s of servingSamples) {
+    for (const r of s.requests ?? []) {
+      if (r.port !== port) continue
+      finished += r.finished
+      time += r.time
+      if (r.maxTime > maxTime) maxTime = r.maxTime
+      inflight += r.inflight
+    }
+  }
+
+  // CPU is process-wide: count it once per serving process, from its main thread.
+  let cpuMs = 0
+  for (const pid of servingPids) {
+    const main = data.threads.find(t => t.pid === pid && t.threadId === 0)
+    if (main) for (const s of samplesOf(main)) cpuMs += s.cpu.user + s.cpu.system
+  }
+
+  const delays = servingSamples.map(s => s.delay.max)
+  let gcMs = 0
+  let gcCount = 0
+  /** @type {Record<string, { share: number, count: number }>} */
+  const byKind = {}
+  for (const s of servingSamples) {
+    gcMs += s.gc.duration
+    gcCount += s.gc.count
+    for (const [kind, k] of Object.entries(s.gc.byKind ?? {})) {
+      const entry = byKind[kind] ?? (byKind[kind] = { share: 0, count: 0 })
+      entry.share += k.duration
+      entry.count += k.count
+    }
+  }
+  const threadWallMs = seconds * 1000 * Math.max(1, serving.length)
+  for (const entry of Object.values(byKind)) entry.share /= threadWallMs
+
+  const trends = serving.map(t => heapTrend(samplesOf(t), start)).filter(t => t !== null)
+  const trend = combineTrends(/** @type {HeapTrend[]} */ (trends))
+  const last = serving.map(t => samplesOf(t).at(-1)).filter(s => s !== undefined)
+  const heapUsed = last.reduce((a, s) => a + s.memory.heapUsed, 0)
+  const heapLimit = serving.reduce((a, t) => a + (Number(t.hello.heapLimit) || 0), 0)
+  const rate = finished / seconds
+
+  return {
+    window: { start, end, seconds },
+    port,
+    samples: servingSamples.length,
+    coverage: servingSamples.reduce((a, x) => a + x.interval, 0) / 1000 / Math.max(1, serving.length),
+    requests: {
+      finished,
+      rate,
+      serverTimeMean: finished > 0 ? time / finished : 0,
+      serverTimeMax: maxTime,
+      inflightMean: servingSamples.length > 0 ? inflight / servingSamples.length * serving.length : 0
+    },
+    cpu: {
+      ms: cpuMs,
+      percent: cpuMs / (seconds * 1000),
+      perRequestMs: finished > 0 ? cpuMs / finished : 0
+    },
+    loop: {
+      utilization: mean(servingSamples.map(s => s.utilization)),
+      delayP50: percentile(delays, 50),
+      delayP99: percentile(delays, 99),
+      delayMax: delays.length > 0 ? Math.max(...delays) : 0
+    },
+    gc: { share: gcMs / threadWallMs, cpuShare: cpuMs > 0 ? gcMs / cpuMs : 0, byKind, count: gcCount },
+    memory: {
+      trend,
+      heapUsed,
+      heapLimit,
+      rss: last.reduce((a, s) => a + s.memory.rss, 0),
+      perRequest: trend && rate > 0 ? trend.slope / rate : null
+    },
+    listeners: data.threads
+      .filter(t => servingPids.has(t.pid))
+      .flatMap(t => t.listeners.map(l => ({
+        ...l,
+        site: l.site ? { ...l.site, file: displayPath(String(l.site.file), String(t.hello.cwd ?? data.run.cwd)) } : null,
+        pid: t.pid,
+        threadId: t.threadId
+      })))
+      .sort((a, b) => b.count - a.count),
+    agents: agentPressure(data.threads.filter(t => servingPids.has(t.pid)), start, end),
+    threads: data.threads.map(t => summarize(t, samplesOf(t), servingKeys.has(key(t)), port, seconds, roleOf(t, data.threads))).filter(t => t.samples > 0)
+  }
+}
+
+/** @param {ThreadRecord} t */
+const key = (t) => `${t.pid}-${t.threadId}`
+
+/**
+ * The heap's floor second by second (the lowest heap used in each second: what survives the collections) and the
+ * line through it. A leak raises the floor steadily; garbage only raises the peaks.
+ * @param {Sample[]} samples
+ * @param {number} start
+ * @returns {HeapTrend | null}
+ */
+export function heapTrend (samples, start) {
+  /** @type {Map<number, number>} */
+  const floor = new Map()
+  for (const s of samples) {
+    const second = Math.floor((s.time - start) / 1000)
+    const v = s.memory.heapUsed
+    const low = floor.get(second)
+    if (low === undefined || v < low) floor.set(second, v)
+  }
+  if (floor.size < 3) return null
+  const xs = [...floor.keys()].map(x => x + 0.5)
+  const ys = [...floor.values()]
+  const fit = linearFit(xs, ys)
+  const seconds = Math.max(...xs) - Math.min(...xs) + 1
+  return {
+    slope: fit.slope,
+    r2: fit.r2,
+    t: Number.isFinite(fit.slopeStdErr) && fit.slopeStdErr > 0 ? fit.slope / fit.slopeStdErr : (fit.slope > 0 ? Infinity : 0),
+    start: Math.min(...ys.slice(0, 2)),
+    growth: fit.slope * seconds,
+    seconds
+  }
+}
+
+/**
+ * Serving processes leak together or not at all (cluster workers run the same code): add their slopes, keep the
+ * weakest evidence.
+ * @param {HeapTrend[]} trends
+ * @returns {HeapTrend | null}
+ */
+function combineTrends (trends) {
+  if (trends.length === 0) return null
+  if (trends.length === 1) return trends[0]
+  return {
+    slope: trends.reduce((a, t) => a + t.slope, 0),
+    r2: Math.min(...trends.map(t => t.r2)),
+    t: Math.min(...trends.map(t => t.t)),
+    start: trends.reduce((a, t) => a + t.start, 0),
+    growth: trends.reduce((a, t) => a + t.growth, 0),
+    seconds: Math.max(...trends.map(t => t.seconds))
+  }
+}
+
+/**
+ * Outgoing agent pools that ran out of sockets during the window.
+ * @param {ThreadRecord[]} threads
+ * @param {number} start
+ * @param {number} end
+ */
+function agentPressure (threads, start, end) {
+  /** @type {Map<string, { agent: string, maxSockets: number, maxQueued: number, maxInUse: number }>} */
+  const byAgent = new Map()
+  for (const t of threads) {
+    for (const snap of t.agents) {
+      if (snap.time < start || snap.time > end + 1500) continue
+      for (const a of snap.agents) {
+        const name = String(a.agent ?? 'agent')
+        const entry = byAgent.get(name) ?? { agent: name, maxSockets: Number(a.maxSockets) || Infinity, maxQueued: 0, maxInUse: 0 }
+        entry.maxQueued = Math.max(entry.maxQueued, Number(a.maxQueued ?? a.queued) || 0)
+        entry.maxInUse = Math.max(entry.maxInUse, Number(a.socketsInUse) || 0)
+        byAgent.set(name, entry)
+      }
+    }
+  }
+  return [...byAgent.values()].filter(a => a.maxQueued > 0 || a.maxInUse >= a.maxSockets).sort((a, b) => b.maxQueued - a.maxQueued)
+}
+
+/**
+ * The probe knows a cluster worker from inside; a primary is known by its workers.
+ * @param {ThreadRecord} t
+ * @param {ThreadRecord[]} all
+ */
+function roleOf (t, all) {
+  const role = String(t.hello.role ?? (t.threadId === 0 ? 'main' : 'worker-thread'))
+  if (role === 'main' && all.some(o => o.hello.role === 'cluster-worker' && o.hello.ppid === t.pid)) return 'cluster-primary'
+  return role
+}
+
+/**
+ * @param {ThreadRecord} t
+ * @param {Sample[]} samples
+ * @param {boolean} serving
+ * @param {number} port
+ * @param {number} seconds
+ * @param {string} role
+ * @returns {ThreadSummary}
+ */
+function summarize (t, samples, serving, port, seconds, role) {
+  const delays = samples.map(s => s.delay.max)
+  const cpuMs = samples.reduce((a, s) => a + s.cpu.user + s.cpu.system, 0)
+  return {
+    pid: t.pid,
+    threadId: t.threadId,
+    role,
+    serving,
+    samples: samples.length,
+    utilization: mean(samples.map(s => s.utilization)),
+    delayP99: percentile(delays, 99),
+    delayMax: delays.length > 0 ? Math.max(...delays) : 0,
+    cpuPercent: t.threadId === 0 ? cpuMs / (seconds * 1000) : null,
+    heapUsed: samples.at(-1)?.memory.heapUsed ?? 0,
+    gcShare: samples.reduce((a, s) => a + s.gc.duration, 0) / (seconds * 1000),
+    requests: samples.reduce((a, s) => a + (s.requests ?? []).filter(r => r.port === port).reduce((b, r) => b + r.finished, 0), 0)
+  }
+}

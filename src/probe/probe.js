@@ -1,0 +1,218 @@
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import cluster from 'node:cluster'
+import v8 from 'node:v8'
+import { isMainThread, threadId } from 'node:worker_threads'
+import { Sampler } from '../sampling/sampler.js'
+import { ListenerWatcher } from '../sampling/listeners.js'
+import { AgentWatcher } from '../sampling/agents.js'
+import { startCpuProfile, startHeapSampling } from '../profile/capture.js'
+import { RequestTracker } from './requests.js'
+import { EventLog } from './event-log.js'
+
+/**
+ * @typedef {object} ProbeOptions
+ * @property {string} runDir where this process/thread writes its events and profiles
+ * @property {number} interval ms between runtime samples
+ * @property {number} profileInterval µs between CPU profile samples; 0 turns CPU profiling off
+ * @property {number} heapInterval bytes between heap allocation samples; 0 turns heap sampling off
+ * @property {number} heapSplit ms into the load at which heap sampling switches from every allocation to survivors only
+ * @property {{ send: (message: object) => void }} channel
+ */
+
+/** @typedef {{ stop: () => Promise<object> }} ProfileHandle */
+
+/**
+ * The doctor's probe in one process or thread: samples the runtime from start to exit, records per-port request
+ * stats, listener growth and agent pools, and CPU-profiles (and heap-samples) exactly the load window that hotpath
+ * announces over the channel. Everything is written to this thread's event log in the run directory.
+ */
+export class Probe {
+  /** @param {ProbeOptions} options */
+  constructor (options) {
+    this.options = options
+    this.tid = isMainThread ? 0 : threadId
+    this.name = `${process.pid}-${this.tid}`
+    this.log = new EventLog(join(options.runDir, `events-${this.name}.ndjson`))
+    this.requests = new RequestTracker()
+    this.listeners = new ListenerWatcher()
+    this.agents = new AgentWatcher()
+    this.sampler = new Sampler({
+      interval: options.interval,
+      onSample: (sample) => this.log.write({ type: 'sample', ...sample, requests: this.requests.take() })
+    })
+    this.loading = false
+    /** @type {ProfileHandle | null} */
+    this.cpu = null
+    /** @type {ProfileHandle | null} */
+    this.heap = null
+    /** @type {'allocations' | 'retained'} what the running heap sampler records */
+    this.heapKind = /** @type {'allocations' | 'retained'} */ ('allocations')
+    /** @type {Record<string, string>} heap profiles written so far in this load */
+    this.heapFiles = {}
+    /** @type {NodeJS.Timeout | null} */
+    this.heapTimer = null
+    /** @type {NodeJS.Timeout | null} */
+    this.flushTimer = null
+    this.lastListeners = ''
+    this.lastAgents = ''
+  }
+
+  start () {
+    this.log.write({
+      type: 'hello',
+      time: Date.now(),
+      pid: process.pid,
+      ppid: process.ppid,
+      threadId: this.tid,
+      argv: process.argv,
+      execArgv: process.execArgv,
+      cwd: process.cwd(),
+      node: process.version,
+      heapLimit: v8.getHeapStatistics().heap_size_limit,
+      role: !isMainThread ? 'worker-thread' : cluster.isWorker ? 'cluster-worker' : 'main',
+      interval: this.options.interval
+    })
+    this.requests.start()
+    this.listeners.start()
+    this.agents.start()
+    this.sampler.start()
+    this.flushTimer = setInterval(() => this.flush(), 1000)
+    this.flushTimer.unref()
+    this.options.channel.send({ type: 'hello', pid: process.pid, threadId: this.tid, role: isMainThread ? 'main' : 'worker-thread' })
+  }
+
+  /**
+   * @param {number} port
+   * @param {string} address
+   */
+  onListening (port, address) {
+    this.log.write({ type: 'listening', time: Date.now(), port, address })
+  }
+
+  /** Writes what changed since the last flush, then the buffered lines. */
+  flush () {
+    try {
+      this.snapshotWatchers()
+      this.log.flush()
+    } catch {}
+  }
+
+  snapshotWatchers () {
+    const listeners = this.listeners.snapshot()
+    const l = JSON.stringify(listeners)
+    if (listeners.length > 0 && l !== this.lastListeners) {
+      this.lastListeners = l
+      this.log.write({ type: 'listeners', time: Date.now(), listeners })
+    }
+    const agents = this.agents.snapshot()
+    if (agents.length > 0) {
+      const a = JSON.stringify(agents)
+      if (a !== this.lastAgents) {
+        this.lastAgents = a
+        this.log.write({ type: 'agents', time: Date.now(), agents })
+      }
+    }
+  }
+
+  /** @param {{ type: string, time?: number }} command from hotpath */
+  async onCommand (command) {
+    try {
+      if (command.type === 'load-start' || (command.type === 'state' && /** @type {any} */ (command).loading)) await this.loadStart()
+      else if (command.type === 'load-stop') await this.loadStop()
+    } catch {}
+  }
+
+  async loadStart () {
+    if (this.loading) return
+    this.loading = true
+    this.log.write({ type: 'load-start', time: Date.now() })
+    const { profileInterval, heapInterval } = this.options
+    if (profileInterval > 0) this.cpu = await startCpuProfile({ interval: profileInterval }).catch(() => null)
+    if (heapInterval > 0) {
+      // One heap sampler per isolate, two questions: the first part of the load samples every allocation (who makes
+      // the garbage: GC pressure), the rest only what survives (who keeps memory: leaks).
+      this.heapFiles = {}
+      this.heap = await startHeapSampling({ interval: heapInterval, includeCollected: true }).catch(() => null)
+      this.heapTimer = setTimeout(() => { this.switchHeapSampling().catch(() => {}) }, this.options.heapSplit)
+      this.heapTimer.unref()
+    }
+    this.options.channel.send({ type: 'started', pid: process.pid, threadId: this.tid })
+  }
+
+  async switchHeapSampling () {
+    if (!this.loading || !this.heap) return
+    const heap = this.heap
+    this.heap = null
+    await this.saveHeap(heap, 'allocations')
+    if (this.loading) {
+      this.heap = await startHeapSampling({ interval: this.options.heapInterval }).catch(() => null)
+      this.heapKind = 'retained'
+    }
+  }
+
+  /**
+   * @param {ProfileHandle} handle
+   * @param {'allocations' | 'retained'} kind
+   */
+  async saveHeap (handle, kind) {
+    const profile = await handle.stop().catch(() => null)
+    if (profile) {
+      const file = this.writeJson(`heap-${kind}-${this.name}.heapprofile`, profile)
+      if (file) this.heapFiles[kind] = file
+    }
+  }
+
+  async loadStop () {
+    if (!this.loading) {
+      this.options.channel.send({ type: 'stopped', pid: process.pid, threadId: this.tid })
+      return
+    }
+    this.loading = false
+    this.log.write({ type: 'load-stop', time: Date.now() })
+    this.sampler.sample()
+    /** @type {{ cpu?: string }} */
+    const files = {}
+    if (this.cpu) {
+      const profile = await this.cpu.stop().catch(() => null)
+      this.cpu = null
+      if (profile) files.cpu = this.writeJson(`cpu-${this.name}.cpuprofile`, profile)
+    }
+    if (this.heapTimer) clearTimeout(this.heapTimer)
+    if (this.heap) {
+      const heap = this.heap
+      this.heap = null
+      await this.saveHeap(heap, this.heapKind)
+    }
+    this.heapKind = /** @type {'allocations' | 'retained'} */ ('allocations')
+    this.log.write({ type: 'profiles', time: Date.now(), ...files, ...(this.heapFiles.allocations ? { heapAllocations: this.heapFiles.allocations } : {}), ...(this.heapFiles.retained ? { heapRetained: this.heapFiles.retained } : {}) })
+    this.flush()
+    this.options.channel.send({ type: 'stopped', pid: process.pid, threadId: this.tid })
+  }
+
+  /**
+   * @param {string} name
+   * @param {object} data
+   * @returns {string | undefined} the file name, when written
+   */
+  writeJson (name, data) {
+    try {
+      writeFileSync(join(this.options.runDir, name), JSON.stringify(data))
+      return name
+    } catch {
+      return undefined
+    }
+  }
+
+  /** Last words: called on exit (and on SIGINT/SIGTERM before the default action). Synchronous. */
+  final () {
+    try {
+      this.sampler.sample()
+      this.snapshotWatchers()
+      this.log.write({ type: 'exit', time: Date.now() })
+      this.log.flush()
+      this.sampler.stop()
+      this.requests.stop()
+    } catch {}
+  }
+}

@@ -1,0 +1,227 @@
+// The functions to blame, most responsible first. Time spent in a package, in Node.js or in the engine is charged to
+// the nearest app function that called it — "SHA-512 in node:crypto, 40%" becomes "etag() at util.js:31, 40%, via
+// digest" — because that is the code the user can change. Without an app frame on the stack, the nearest package
+// frame takes it, then the nearest Node.js frame. Engine-only stacks ((program), (garbage collector)) are nobody's.
+import { buildHeapProfile, SOURCES } from './model.js'
+import { callLines, functionSource } from './call-sites.js'
+import { SourceMapper } from './source-maps.js'
+import { SourceCache } from './sources.js'
+
+/**
+ * Where a culprit's time (or memory) goes: one function it calls directly.
+ * @typedef {object} CulpritCall
+ * @property {string} function
+ * @property {string} file the callee's file
+ * @property {number} line 1-based line where the callee starts (0 when unknown)
+ * @property {import('./classify.js').FrameKind} kind
+ * @property {number} share 0..1 of the whole profile
+ * @property {number} [callLine] 1-based line in the culprit's file that makes this call, when it could be found
+ */
+
+/**
+ * @typedef {object} Culprit
+ * @property {string} function
+ * @property {string} file path as the target sees it (the original source when source-mapped)
+ * @property {number} line 1-based: the hottest line inside the function — a line of its own code, or the line that
+ *   calls where its time goes; the function's first line when neither is known
+ * @property {number} functionLine 1-based line where the function starts
+ * @property {number} share 0..1 of the profile (CPU time without idle, or sampled bytes) charged to it
+ * @property {import('./classify.js').FrameKind} kind
+ * @property {number} [selfMs] CPU profiles: time in the function itself
+ * @property {number} [totalMs] CPU profiles: time in it and everything it called
+ * @property {number} [selfBytes] heap profiles
+ * @property {number} [totalBytes] heap profiles
+ * @property {CulpritCall[]} calls where its charged time goes, most first
+ * @property {CulpritCaller[]} callers the nearest app functions that called it, most first: for a listener or a
+ *   callback, the code that made it run (through `emit`, a framework, a timer)
+ */
+
+/**
+ * @typedef {object} CulpritCaller
+ * @property {string} function
+ * @property {string} file
+ * @property {number} line 1-based: the line that makes the call on the way to the culprit when it could be found, else
+ *   the caller's first line
+ * @property {string} via the function the caller called directly (the culprit itself, or e.g. `emit`)
+ * @property {number} share 0..1 of the profile spent in the culprit under this caller
+ */
+
+/**
+ * @typedef {object} CulpritOptions
+ * @property {number} [limit] how many culprits (default 10)
+ * @property {number} [minShare] leave out functions charged less than this share (default 0.005)
+ * @property {number} [callLimit] how many calls and callers per culprit (default 5)
+ */
+
+const OWNER_KINDS = /** @type {const} */ (['app', 'dependency', 'node'])
+
+/**
+ * @param {import('./model.js').ProfileModel} model
+ * @param {CulpritOptions} [opts]
+ * @returns {Culprit[]}
+ */
+export function findCulprits (model, opts = {}) {
+  const limit = opts.limit ?? 10
+  const minShare = opts.minShare ?? 0.005
+  const callLimit = opts.callLimit ?? 5
+  const { nodes, frames } = model
+  if (model.total <= 0) return []
+
+  // For each node, the nearest ancestor-or-self of each owner kind, and which of that owner's children leads here.
+  const n = nodes.length
+  const near = OWNER_KINDS.map(() => new Int32Array(n).fill(-1))
+  const via = OWNER_KINDS.map(() => new Int32Array(n).fill(-1))
+  for (let i = 0; i < n; i++) {
+    const node = nodes[i]
+    const kind = frames[node.frame].kind
+    const p = node.parent
+    for (let k = 0; k < OWNER_KINDS.length; k++) {
+      if (kind === OWNER_KINDS[k]) {
+        near[k][i] = i
+      } else if (p >= 0) {
+        near[k][i] = near[k][p]
+        via[k][i] = near[k][p] === p ? i : via[k][p]
+      }
+    }
+  }
+
+  /** @type {Map<number, { charged: number, lines: Map<number, number>, calls: Map<number, number> }>} */
+  const owners = new Map()
+  for (let i = 0; i < n; i++) {
+    const node = nodes[i]
+    if (node.self <= 0 || frames[node.frame].name === '(idle)') continue
+    let k = 0
+    while (k < OWNER_KINDS.length && near[k][i] === -1) k++
+    if (k === OWNER_KINDS.length) continue
+    const ownerFrame = nodes[near[k][i]].frame
+    let o = owners.get(ownerFrame)
+    if (!o) owners.set(ownerFrame, o = { charged: 0, lines: new Map(), calls: new Map() })
+    o.charged += node.self
+    const v = via[k][i]
+    if (v === -1) {
+      for (const [line, value] of node.lines) o.lines.set(line, (o.lines.get(line) ?? 0) + value)
+    } else {
+      const callee = nodes[v].frame
+      o.calls.set(callee, (o.calls.get(callee) ?? 0) + node.self)
+    }
+  }
+
+  const ranked = [...owners].sort((a, b) => b[1].charged - a[1].charged).slice(0, limit)
+  const context = /** @type {any} */ (model)[SOURCES] ?? {}
+  const sources = /** @type {SourceCache} */ (context.sources ?? new SourceCache())
+  const mapper = /** @type {SourceMapper | null} */ (context.mapper ?? new SourceMapper(sources))
+  /** @type {Culprit[]} */
+  const culprits = []
+  for (const [f, o] of ranked) {
+    const share = o.charged / model.total
+    if (share < minShare) break
+    const frame = frames[f]
+    const fn = readFunction(frame, sources)
+    const calls = [...o.calls].sort((a, b) => b[1] - a[1]).slice(0, callLimit).map(([c, value]) => {
+      const callee = frames[c]
+      /** @type {CulpritCall} */
+      const call = { function: callee.name, file: callee.file, line: callee.line, kind: callee.kind, share: value / model.total }
+      const line = fn ? callLines(fn, callee.name)[0] : undefined
+      if (line !== undefined) {
+        const mapped = frame.generated ? mapper?.original(frame.generated.file, line, -1) : null
+        if (!frame.generated) call.callLine = line
+        else if (mapped && mapped.file === frame.file) call.callLine = mapped.line
+      }
+      return call
+    })
+    const callers = findCallers(model, f, near[0], via[0], callLimit).map(({ caller, through, value }) => {
+      const callerFrame = frames[caller]
+      const viaName = frames[through].name
+      const callerFn = readFunction(callerFrame, sources)
+      const found = callerFn ? callLines(callerFn, viaName)[0] : undefined
+      let line = callerFrame.line
+      if (found !== undefined) {
+        if (!callerFrame.generated) line = found
+        else {
+          const mapped = mapper?.original(callerFrame.generated.file, found, -1)
+          if (mapped && mapped.file === callerFrame.file) line = mapped.line
+        }
+      }
+      return { function: callerFrame.name, file: callerFrame.file, line, via: viaName, share: value / model.total }
+    })
+    // The hottest line: its own lines and the lines of its calls, weighed together.
+    const lineValues = new Map(o.lines)
+    for (const call of calls) {
+      if (call.callLine !== undefined) lineValues.set(call.callLine, (lineValues.get(call.callLine) ?? 0) + call.share * model.total)
+    }
+    let line = frame.line
+    let best = 0
+    for (const [l, v] of lineValues) {
+      if (v > best) {
+        best = v
+        line = l
+      }
+    }
+    /** @type {Culprit} */
+    const culprit = { function: frame.name, file: frame.file, line, functionLine: frame.line, share, kind: frame.kind, calls, callers }
+    if (model.unit === 'ms') {
+      culprit.selfMs = frame.self
+      culprit.totalMs = frame.total
+    } else {
+      culprit.selfBytes = frame.self
+      culprit.totalBytes = frame.total
+    }
+    culprits.push(culprit)
+  }
+  return culprits
+}
+
+/**
+ * The functions whose allocations make up a sampling heap profile, charged like CPU time: allocations in packages,
+ * Node.js or the engine go to the nearest app function that asked for them. Take the profile with collected objects
+ * included for allocation rate (GC pressure); without, for what stays alive (leaks).
+ * @param {import('./cpuprofile.js').SamplingHeapProfile} heapProfile
+ * @param {CulpritOptions & import('./model.js').ModelOptions} [opts]
+ * @returns {Culprit[]}
+ */
+export function findAllocationCulprits (heapProfile, opts = {}) {
+  return findCulprits(buildHeapProfile(heapProfile, opts), opts)
+}
+
+/**
+ * The nearest app callers of a frame, with the function each called on the way, weighed by the time under them.
+ * @param {import('./model.js').ProfileModel} model
+ * @param {number} frame
+ * @param {Int32Array} nearApp nearest app ancestor-or-self of each node
+ * @param {Int32Array} viaApp that ancestor's child on the path
+ * @param {number} limit
+ */
+function findCallers (model, frame, nearApp, viaApp, limit) {
+  const { nodes } = model
+  /** @type {Map<string, { caller: number, through: number, value: number }>} */
+  const found = new Map()
+  for (const node of nodes) {
+    if (node.frame !== frame || node.parent < 0) continue
+    const p = node.parent
+    const a = nearApp[p]
+    if (a === -1 || nodes[a].frame === frame) continue
+    const v = a === p ? node.id : viaApp[p]
+    const key = `${nodes[a].frame}:${nodes[v].frame}`
+    const entry = found.get(key)
+    if (entry) entry.value += node.total
+    else found.set(key, { caller: nodes[a].frame, through: nodes[v].frame, value: node.total })
+  }
+  return [...found.values()].sort((x, y) => y.value - x.value).slice(0, limit)
+}
+
+/**
+ * The source of a frame's function in the script that ran (generated code, when source-mapped).
+ * @param {import('./model.js').ProfileFrame} frame
+ * @param {SourceCache} sources
+ */
+function readFunction (frame, sources) {
+  const where = frame.generated ?? { file: frame.file, line: frame.line, column: frame.column - 1 }
+  if (where.line < 1 || !where.file.startsWith('/')) return null
+  const text = sources.read(where.file)
+  if (text === null) return null
+  try {
+    return functionSource(text, where.line, where.column)
+  } catch {
+    return null
+  }
+}

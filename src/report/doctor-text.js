@@ -1,0 +1,96 @@
+import { relative } from 'node:path'
+import { formatBytes, formatCount, formatMs, formatPercent, table } from './format.js'
+
+/** @typedef {import('../analysis/diagnose.js').Diagnosis} Diagnosis */
+
+const CATEGORY_TITLE = {
+  'event-loop': 'event loop blocked',
+  io: 'waiting on I/O',
+  gc: 'garbage collection pressure',
+  'memory-leak': 'memory leak',
+  healthy: 'healthy',
+  'insufficient-data': 'not enough data'
+}
+
+/**
+ * The doctor's verdict for a terminal: the verdict in one sentence, the code to blame, the evidence, what to do, then
+ * the load figures.
+ * @param {Diagnosis} d
+ * @param {{ cwd?: string }} [opts]
+ * @returns {string}
+ */
+export function formatDiagnosis (d, opts = {}) {
+  const lines = [`hotpath doctor: ${d.category} (${CATEGORY_TITLE[d.category]})`, '', `  ${d.summary}`, '']
+  if (d.run.exit.crashed) {
+    lines.push(`  The target exited ${d.run.exit.signal ? `on signal ${d.run.exit.signal}` : `with code ${d.run.exit.code}`} during the run; this covers the run until then.`)
+    for (const l of d.run.stderr.slice(-5)) lines.push(`    | ${l}`)
+    lines.push('')
+  } else if (d.run.aborted) {
+    lines.push('  Stopped early (interrupted); this covers the run until then.', '')
+  }
+
+  if (d.culprits.length > 0) {
+    lines.push('Culprits')
+    d.culprits.forEach((c, i) => {
+      const share = c.measure === 'allocations' ? `${formatPercent(c.share, 0)} of allocations` : c.measure === 'listeners' ? 'listener leak' : `${formatPercent(c.share, 0)} of CPU`
+      lines.push(`  ${i + 1}. ${c.function}  ${c.file}:${c.line}  (${share}, ${c.kind})`)
+      if (c.reason) lines.push(`     ${c.reason}`)
+      const calls = (c.calls ?? []).filter(k => k.share >= 0.02).slice(0, 2)
+      if (calls.length > 0) {
+        lines.push(`     time goes to ${calls.map(k => `${k.function} (${k.kind === 'app' ? `${k.file}:${k.line}` : k.file || k.kind}, ${formatPercent(k.share, 0)})`).join(', ')}`)
+      }
+    })
+    lines.push('')
+  }
+
+  lines.push('Evidence')
+  lines.push(table([
+    ['signal', 'value', 'threshold', 'verdict'],
+    ...d.evidence.map(e => [
+      (e.decisive ? '▸ ' : '  ') + e.label,
+      formatValue(e.value, e.unit),
+      e.threshold === null ? '' : `≥ ${formatValue(e.threshold, e.unit)}`,
+      e.verdict
+    ])
+  ], { align: ['left', 'right', 'right', 'left'] }).split('\n').map(l => `  ${l}`).join('\n'))
+  lines.push('')
+
+  if (d.recommendations.length > 0) {
+    lines.push('Recommendations')
+    for (const r of d.recommendations) lines.push(`  • ${r}`)
+    lines.push('')
+  }
+
+  if (d.load) {
+    const l = d.load
+    lines.push(`Load: ${formatCount(l.requests.total)} requests in ${l.duration.toFixed(1)} s (${formatCount(l.requests.mean)} req/s), ` +
+      `${l.connections} connections; latency p50 ${formatMs(l.latency.p50)}, p99 ${formatMs(l.latency.p99)}, max ${formatMs(l.latency.max)}; ` +
+      `${l.errors === 0 ? 'no errors' : `${formatCount(l.errors)} errors`}${l.non2xx > 0 ? `, ${formatCount(l.non2xx)} non-2xx` : ''}`)
+  }
+  const processes = d.processes.map(p => {
+    const main = p.threads.find(t => t.threadId === 0) ?? p.threads[0]
+    const workers = p.threads.length - 1
+    return `pid ${p.pid} ${p.role}${p.serving ? ', serving' : ''}: ELU ${formatPercent(main.utilization, 0)}` +
+      (main.cpuPercent !== null ? `, CPU ${formatPercent(main.cpuPercent, 0)}` : '') +
+      `, heap ${formatBytes(main.heapUsed)}` +
+      (workers > 0 ? `, ${workers} worker thread${workers > 1 ? 's' : ''} (ELU ${p.threads.filter(t => t.threadId !== 0).map(t => formatPercent(t.utilization, 0)).join(', ')})` : '')
+  })
+  if (processes.length > 0) lines.push(`Processes: ${processes.join('; ')}`)
+  const dir = opts.cwd ? relative(opts.cwd, d.run.dir) || '.' : d.run.dir
+  lines.push(`Run saved in ${dir} (re-analyse: hotpath doctor --analyse ${dir})`)
+  return lines.join('\n') + '\n'
+}
+
+/**
+ * @param {number} value
+ * @param {string} unit
+ */
+function formatValue (value, unit) {
+  switch (unit) {
+    case 'ms': return formatMs(value)
+    case 'ratio': return formatPercent(value, value < 0.1 ? 1 : 0)
+    case 'B/s': return formatBytes(value, '/s')
+    case 'req/s': return formatCount(value)
+    default: return `${formatCount(value)}${unit ? ` ${unit}` : ''}`
+  }
+}

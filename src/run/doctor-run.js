@@ -1,0 +1,207 @@
+import { spawn } from 'node:child_process'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { load } from '../load/load.js'
+import { VERSION } from '../version.js'
+import { TargetProcess } from './target-process.js'
+
+/**
+ * @typedef {object} RunOptions
+ * @property {string[]} command the target, e.g. ['node', 'server.js']
+ * @property {string} runDir where the run is recorded (created if needed)
+ * @property {Omit<import('../load/load.js').LoadOptions, 'url'>} load built-in load options
+ * @property {string} path what to load on the target
+ * @property {number} [port] which port to load (default: the first it listens on)
+ * @property {string} [onPort] a shell command to run instead of the built-in load; $PORT is set
+ * @property {number} listenTimeout seconds
+ * @property {number} interval ms between runtime samples in the probe
+ * @property {number} profileInterval µs between CPU samples (0: no CPU profile)
+ * @property {number} heapInterval bytes between heap samples (0: none)
+ * @property {AbortSignal} [signal] aborting ends the load early; the run is still recorded
+ * @property {(message: string) => void} [status] progress lines for a terminal
+ * @property {(bin: import('../load/recorder.js').Bin) => void} [onBin]
+ */
+
+/**
+ * What a run recorded besides the probes' own files; saved as run.json in the run directory.
+ * @typedef {object} RunRecord
+ * @property {'hotpath-run'} kind
+ * @property {string} version
+ * @property {string[]} command
+ * @property {string} cwd
+ * @property {number} startedAt epoch ms
+ * @property {{ pid: number, port: number, host: string, tls: boolean }} listening what was loaded
+ * @property {string} url
+ * @property {{ start: number, end: number }} loadWindow epoch ms, as announced to the probes
+ * @property {import('../load/result.js').LoadResult | null} load the built-in load's result (null with --on-port)
+ * @property {{ command: string, code: number | null } | null} onPort
+ * @property {{ code: number | null, signal: string | null, crashed: boolean }} exit how the target ended
+ * @property {boolean} aborted the user stopped the run early
+ * @property {string[]} stderr the target's last lines of stderr (or stdout)
+ * @property {{ interval: number, profileInterval: number, heapInterval: number }} probe
+ */
+
+/**
+ * Runs a target under the probe and a load, recording everything in `runDir`.
+ * @param {RunOptions} options
+ * @returns {Promise<RunRecord>}
+ */
+export async function recordRun (options) {
+  const runDir = resolve(options.runDir)
+  mkdirSync(runDir, { recursive: true })
+  const status = options.status ?? (() => {})
+  const target = new TargetProcess(options.command, {
+    env: {
+      HOTPATH_RUN_DIR: runDir,
+      HOTPATH_INTERVAL: String(options.interval),
+      HOTPATH_PROFILE_INTERVAL: String(options.profileInterval),
+      HOTPATH_HEAP_INTERVAL: String(options.heapInterval),
+      // halfway through a load of known length; 5 s into one of unknown length (--on-port, --amount)
+      HOTPATH_HEAP_SPLIT: String(Number.isFinite(options.load.duration ?? 10) && !options.onPort && !options.load.amount
+        ? ((options.load.duration ?? 10) * 1000) / 2
+        : 5000)
+    }
+  })
+  const startedAt = Date.now()
+  await target.start()
+  const { channel } = target
+  let loading = false
+  // A probe that connects late (a cluster worker forked mid-run) learns whether the load is on.
+  channel.on('peer', (peer) => peer.send({ type: 'state', loading }))
+
+  let listening
+  try {
+    listening = await target.waitForListening({ timeout: options.listenTimeout, port: options.port })
+    await settle(target, listening.port)
+  } catch (err) {
+    await target.stop()
+    throw err
+  }
+  const host = listening.host.includes(':') ? `[${listening.host}]` : listening.host
+  const url = `${listening.tls ? 'https' : 'http'}://${host}:${listening.port}${options.path}`
+  status(`Target listening on ${url} (pid ${listening.pid}); loading it…`)
+
+  const abort = new AbortController()
+  const onAbort = () => abort.abort()
+  options.signal?.addEventListener('abort', onAbort, { once: true })
+  target.exited.then((exit) => { if (!exit.stoppedByUs) abort.abort() })
+
+  const acks = expectAcks(channel, 'started')
+  loading = true
+  channel.broadcast({ type: 'load-start', time: Date.now() })
+  await acks.all(3000)
+  const windowStart = Date.now()
+
+  /** @type {import('../load/result.js').LoadResult | null} */
+  let result = null
+  /** @type {RunRecord['onPort']} */
+  let onPort = null
+  /** @type {unknown} */
+  let failure = null
+  try {
+    if (options.onPort) {
+      onPort = { command: options.onPort, code: await runOnPort(options.onPort, listening.port, abort.signal) }
+    } else if (!abort.signal.aborted) {
+      result = await load({ ...options.load, url, signal: abort.signal, onBin: options.onBin })
+    }
+  } catch (err) {
+    failure = err
+  }
+  const windowEnd = Date.now()
+  loading = false
+  const stopped = expectAcks(channel, 'stopped')
+  channel.broadcast({ type: 'load-stop', time: windowEnd })
+  // The probes write their profiles now; a big one takes a moment.
+  await stopped.all(15000)
+  const exit = await target.stop()
+  options.signal?.removeEventListener('abort', onAbort)
+  if (failure) throw failure
+  /** @type {RunRecord} */
+  const record = {
+    kind: 'hotpath-run',
+    version: VERSION,
+    command: options.command,
+    cwd: process.cwd(),
+    startedAt,
+    listening: { pid: listening.pid, port: listening.port, host: listening.host, tls: listening.tls },
+    url,
+    loadWindow: { start: windowStart, end: windowEnd },
+    load: result,
+    onPort,
+    exit: { code: exit.code, signal: exit.signal, crashed: !exit.stoppedByUs },
+    aborted: Boolean(options.signal?.aborted),
+    stderr: target.tail(),
+    probe: { interval: options.interval, profileInterval: options.profileInterval, heapInterval: options.heapInterval }
+  }
+  writeFileSync(resolve(runDir, 'run.json'), JSON.stringify(record, null, 2))
+  return record
+}
+
+/**
+ * Cluster workers listen one after another: wait until reports for the port stop arriving (at most a second), so
+ * the load starts on the whole server.
+ * @param {TargetProcess} target
+ * @param {number} port
+ */
+async function settle (target, port) {
+  const deadline = Date.now() + 1000
+  let seen = -1
+  while (Date.now() < deadline) {
+    const now = target.listening.filter(l => l.port === port).length
+    if (now === seen) break
+    seen = now
+    await new Promise(resolve => setTimeout(resolve, 150))
+  }
+}
+
+/**
+ * Collects one acknowledgement per probe connected now.
+ * @param {import('./channel.js').ProbeChannel} channel
+ * @param {string} type
+ */
+function expectAcks (channel, type) {
+  const waiting = new Set([...channel.peers].filter(p => p.hello !== null))
+  /** @type {() => void} */
+  let done = () => {}
+  const finished = new Promise(resolve => { done = () => resolve(undefined) })
+  const onMessage = (/** @type {any} */ message, /** @type {import('./channel.js').Peer} */ peer) => {
+    if (message?.type === type && waiting.delete(peer) && waiting.size === 0) done()
+  }
+  const onGone = (/** @type {import('./channel.js').Peer} */ peer) => {
+    if (waiting.delete(peer) && waiting.size === 0) done()
+  }
+  channel.on('message', onMessage)
+  channel.on('gone', onGone)
+  if (waiting.size === 0) done()
+  return {
+    /** @param {number} timeout ms */
+    async all (timeout) {
+      /** @type {NodeJS.Timeout | undefined} */
+      let timer
+      await Promise.race([finished, new Promise(resolve => { timer = setTimeout(resolve, timeout) })])
+      clearTimeout(timer)
+      channel.off('message', onMessage)
+      channel.off('gone', onGone)
+    }
+  }
+}
+
+/**
+ * Runs the user's own load command with $PORT set; the load window is its lifetime.
+ * @param {string} command
+ * @param {number} port
+ * @param {AbortSignal} signal
+ * @returns {Promise<number | null>} its exit code
+ */
+function runOnPort (command, port, signal) {
+  return new Promise((resolve) => {
+    const child = spawn(command, { shell: true, stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, PORT: String(port) }, detached: true })
+    const kill = () => { try { process.kill(-(/** @type {number} */ (child.pid)), 'SIGTERM') } catch {} }
+    signal.addEventListener('abort', kill, { once: true })
+    child.on('error', () => resolve(127))
+    child.on('exit', (code) => {
+      signal.removeEventListener('abort', kill)
+      resolve(code)
+    })
+  })
+}
