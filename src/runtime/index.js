@@ -22,3 +22,22 @@ export { AgentWatcher } from '../sampling/agents.js'
 
 // Export: prom-client collectors, registered into the registry the app passes.
 export { registerMetrics } from './metrics/index.js'
+
+// The shapes, for TypeScript users.
+/** @typedef {import('../sampling/sampler.js').Sample} Sample */
+/** @typedef {import('../sampling/sampler.js').SamplerOptions} SamplerOptions */
+/** @typedef {import('../sampling/delay.js').DelayStats} DelayStats */
+/** @typedef {import('../sampling/gc.js').GcStats} GcStats */
+/** @typedef {import('../sampling/gc.js').GcKind} GcKind */
+/** @typedef {import('../sampling/listeners.js').ListenerGrowth} ListenerGrowth */
+/** @typedef {import('../sampling/stack.js').Site} Site */
+/** @typedef {import('../sampling/agents.js').AgentPool} AgentPool */
+/** @typedef {import('./monitor.js').MonitorOptions} MonitorOptions */
+/** @typedef {import('./monitor.js').MonitorSnapshot} MonitorSnapshot */
+/** @typedef {import('./monitor.js').MonitorTotals} MonitorTotals */
+/** @typedef {import('./protection/protection.js').OverloadOptions} OverloadOptions */
+/** @typedef {import('./protection/protection.js').OverloadStatus} OverloadStatus */
+/** @typedef {import('./protection/protection.js').Pressure} Pressure */
+/** @typedef {import('./protection/protection.js').PressureType} PressureType */
+/** @typedef {import('./metrics/index.js').MetricsOptions} MetricsOptions */
+/** @typedef {import('./metrics/index.js').RuntimeMetrics} RuntimeMetrics */

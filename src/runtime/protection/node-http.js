@@ -1,3 +1,5 @@
+import { warnOnce } from '../../sampling/warn.js'
+
 /** @typedef {import('./protection.js').OverloadProtection} OverloadProtection */
 /** @typedef {import('node:http').IncomingMessage} IncomingMessage */
 /** @typedef {import('node:http').ServerResponse} ServerResponse */
@@ -33,6 +35,10 @@ function answerStatus (guard, res) {
  */
 export function httpHandler (guard, handler) {
   const statusPath = guard.statusPath
+  if (typeof handler !== 'function') {
+    warnOnce('bad-http-handler', 'hotpath: guard.http() needs a request handler function; requests will get 500')
+    handler = (req, res) => { res.statusCode = 500; res.end() }
+  }
   /**
    * @this {unknown}
    * @param {Req} req
