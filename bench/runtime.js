@@ -3,7 +3,7 @@
 // watchers), each against the same server with nothing on, measured in the same run. Variants are interleaved round by
 // round and the ratio of medians is printed: the machine is shared and noisy, and a slow minute hits every variant.
 //
-//   npm run bench:runtime                   ROUNDS=10 DURATION=1.5 CONNECTIONS=20 to change the defaults
+//   npm run bench:runtime                   ROUNDS=10 DURATION=1.5 CONNECTIONS=20 VARIANTS=off,runtime,sampler
 //
 // The server runs in a child process (this file with --serve <variant>); hotpath load drives it from this process.
 import { spawn } from 'node:child_process'
@@ -12,8 +12,11 @@ import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { load } from 'hotpath'
 
-const VARIANTS = /** @type {const} */ (['off', 'runtime', 'sampler'])
-/** @typedef {typeof VARIANTS[number]} Variant */
+const ALL = /** @type {const} */ (['off', 'runtime', 'sampler', 'guard', 'metrics'])
+/** @typedef {typeof ALL[number]} Variant */
+// 'guard' and 'metrics' are the two halves of 'runtime', to tell which one costs what: VARIANTS=off,guard,metrics
+const VARIANTS = /** @type {Variant[]} */ ((process.env.VARIANTS ?? 'off,runtime,sampler').split(',').filter(v => ALL.includes(/** @type {Variant} */ (v))))
+if (VARIANTS[0] !== 'off') VARIANTS.unshift('off')
 
 if (process.argv[2] === '--serve') await serve(/** @type {Variant} */ (process.argv[3]))
 else await main()
@@ -32,16 +35,20 @@ async function serve (variant) {
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
     res.end(body)
   }
-  if (variant === 'runtime') {
-    const { default: client } = await import('prom-client')
+  if (variant === 'runtime' || variant === 'guard' || variant === 'metrics') {
     const { monitor, overloadProtection, registerMetrics } = await import('hotpath/runtime')
     const m = monitor({ interval: 1000 })
-    // thresholds a production server would set: never reached by this load, so every request pays the check
-    const guard = overloadProtection({ monitor: m, maxEventLoopDelay: 1000, maxHeapUsedBytes: 4e9, maxRssBytes: 8e9, maxEventLoopUtilization: 0.999, exposeStatusRoute: true })
-    const registry = new client.Registry()
-    registerMetrics(registry, { monitor: m })
-    setInterval(() => { registry.metrics().catch(() => {}) }, 1000).unref() // a Prometheus scraping every second
-    handler = guard.http(handler)
+    if (variant !== 'metrics') {
+      // thresholds a production server would set: never reached by this load, so every request pays the check
+      const guard = overloadProtection({ monitor: m, maxEventLoopDelay: 1000, maxHeapUsedBytes: 4e9, maxRssBytes: 8e9, maxEventLoopUtilization: 0.999, exposeStatusRoute: true })
+      handler = guard.http(handler)
+    }
+    if (variant !== 'guard') {
+      const { default: client } = await import('prom-client')
+      const registry = new client.Registry()
+      registerMetrics(registry, { monitor: m })
+      setInterval(() => { registry.metrics().catch(() => {}) }, 1000).unref() // a Prometheus scraping every second
+    }
   } else if (variant === 'sampler') {
     const { Sampler, ListenerWatcher, AgentWatcher } = await import('hotpath/runtime')
     let n = 0
@@ -122,9 +129,9 @@ async function main () {
   const duration = Number(process.env.DURATION ?? 1.5)
   const connections = Number(process.env.CONNECTIONS ?? 20)
   /** @type {Record<Variant, number[]>} */
-  const rps = { off: [], runtime: [], sampler: [] }
+  const rps = { off: [], runtime: [], sampler: [], guard: [], metrics: [] }
   /** @type {Record<Variant, number[]>} CPU µs the server spent per request */
-  const cpu = { off: [], runtime: [], sampler: [] }
+  const cpu = { off: [], runtime: [], sampler: [], guard: [], metrics: [] }
   console.log(`hotpath/runtime overhead: ${rounds} rounds × ${VARIANTS.length} servers, ${duration} s of load each, ${connections} connections`)
   // All servers run for the whole benchmark, so that rounds can alternate quickly between them; each ratio compares
   // a variant with the 'off' server loaded moments apart in the same round.
@@ -154,18 +161,36 @@ async function main () {
   /**
    * Median over rounds of variant / off, each pair measured seconds apart.
    * @param {Record<Variant, number[]>} m
-   * @param {'runtime' | 'sampler'} v
+   * @param {Variant} v
    */
   const ratio = (m, v) => median(m[v].map((x, round) => x / m.off[round]))
+  /**
+   * The middle half of the per-round ratios: how far apart two identical runs land on this machine now.
+   * @param {Record<Variant, number[]>} m
+   * @param {Variant} v
+   */
+  const spread = (m, v) => {
+    const r = m[v].map((x, round) => x / m.off[round]).sort((a, b) => a - b)
+    return `${r[Math.floor(r.length / 4)].toFixed(2)}–${r[Math.floor(r.length * 3 / 4)].toFixed(2)}`
+  }
   /** @param {number} r */
   const pct = (r) => `${r >= 1 ? '+' : ''}${((r - 1) * 100).toFixed(1)}%`
   console.log('')
-  console.log('  medians of per-round ratios to "off":        throughput          CPU per request')
-  console.log(`  off (nothing on)                             ${Math.round(median(rps.off))} req/s         ${median(cpu.off).toFixed(1)} µs`)
-  for (const [v, label, budget] of /** @type {const} */ ([['runtime', 'runtime: monitor+protection+metrics', '2%'], ['sampler', 'probe: sampler at 10 ms + watchers ', '3%']])) {
+  console.log('  medians of per-round ratios to "off" [middle half]:   throughput                 CPU per request')
+  console.log(`  off (nothing on)                             ${Math.round(median(rps.off))} req/s                ${median(cpu.off).toFixed(1)} µs`)
+  /** @type {Record<Variant, [string, string]>} */
+  const labels = {
+    off: ['', ''],
+    runtime: ['runtime: monitor+protection+metrics', 'budget 2%'],
+    sampler: ['probe: sampler at 10 ms + watchers ', 'budget 3%'],
+    guard: ['monitor + protection only          ', ''],
+    metrics: ['monitor + metrics only             ', '']
+  }
+  for (const v of VARIANTS.slice(1)) {
+    const [label, budget] = labels[v]
     const t = ratio(rps, v)
     const c = ratio(cpu, v)
-    console.log(`  ${label}         ${t.toFixed(3)} (${pct(t)})     ${c.toFixed(3)} (${pct(c)})   budget ${budget}`)
+    console.log(`  ${label}         ${t.toFixed(3)} (${pct(t)}) [${spread(rps, v)}]   ${c.toFixed(3)} (${pct(c)}) [${spread(cpu, v)}]   ${budget}`)
   }
   const cost = await samplerCost()
   console.log(`  one Sampler.sample() every 10 ms: median ${cost.median.toFixed(1)} µs, mean ${cost.mean.toFixed(1)} µs → ${(cost.mean / 100).toFixed(2)}% of one core`)
