@@ -1,4 +1,4 @@
-import { positiveOption } from '../../sampling/warn.js'
+import { positiveOption, warnOnce } from '../../sampling/warn.js'
 import { Monitor } from '../monitor.js'
 import { expressMiddleware, httpHandler } from './node-http.js'
 import { fastifyPlugin } from './fastify.js'
@@ -88,6 +88,9 @@ export class OverloadProtection {
     this.statusPath = o.exposeStatusRoute === true
       ? '/status'
       : typeof o.exposeStatusRoute === 'string' && o.exposeStatusRoute.startsWith('/') ? o.exposeStatusRoute : null
+    if (this.statusPath === null && o.exposeStatusRoute !== undefined && o.exposeStatusRoute !== false) {
+      warnOnce('bad-status-route', `hotpath: exposeStatusRoute must be true or a path starting with '/', got ${String(o.exposeStatusRoute)}; no status route`)
+    }
     this.#ownMonitor = !(o.monitor instanceof Monitor)
     this.#monitor = o.monitor instanceof Monitor
       ? o.monitor
