@@ -42,7 +42,7 @@ export function diagnose (data) {
     tool: 'hotpath',
     version: VERSION,
     category: rule.category,
-    summary: rule.summary(signals),
+    summary: rule.summary,
     evidence: collectEvidence(signals, rule.category),
     culprits,
     recommendations: recommend(rule.category, signals, culprits, data.run),

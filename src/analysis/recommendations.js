@@ -53,6 +53,9 @@ export function recommend (category, s, culprits, run) {
       out.push(`Take heap snapshots a minute apart and compare them in Chrome DevTools (node --inspect ${run.command.slice(1).join(' ')}).`)
       break
     case 'healthy':
+      if (s.helpers.utilization >= THRESHOLDS.busy) {
+        out.push(`The worker threads are ${Math.round(s.helpers.utilization * 100)}% busy and requests wait for them: give the pool as many threads as there are cores, or make each task cheaper.`)
+      }
       if (s.loop.utilization >= THRESHOLDS.busy) {
         out.push('The load keeps one core busy: to serve more, run one process per core (node:cluster or a process manager) behind the same port.')
       }

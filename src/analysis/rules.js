@@ -26,12 +26,10 @@ export const THRESHOLDS = {
   cpuPerRequest: 2,
   /** event-loop utilisation at which CPU per request is judged */
   busy: 0.7,
-  /** share of wall time in GC */
-  gcShare: 0.1,
-  /** share of the process's CPU time in GC */
-  gcCpuShare: 0.25,
-  /** t-statistic of the heap floor's slope */
-  leakT: 5,
+  /** share of the load window the event loop spends paused for garbage collection */
+  gcShare: 0.15,
+  /** t-statistic and fit of the slope of what survives GC */
+  leakT: 3,
   leakR2: 0.6,
   /** bytes the heap floor must gain over the window, absolutely and relative to where it started */
   leakBytes: 5 * 1024 * 1024,
@@ -43,7 +41,9 @@ export const THRESHOLDS = {
   /** share of server time spent on the CPU under which a request is mostly waiting */
   cpuOfServerTime: 0.1,
   /** listeners for one event on one emitter */
-  listeners: 100
+  listeners: 100,
+  /** cores' worth of CPU used by other processes during the run, above which the figures may be distorted */
+  otherCores: 0.5
 }
 
 /**
@@ -73,7 +73,7 @@ export const RULES = [
   },
   {
     category: 'gc',
-    holds: (s) => s.gc.share >= THRESHOLDS.gcShare && s.gc.cpuShare >= THRESHOLDS.gcCpuShare,
+    holds: (s) => s.gc.share >= THRESHOLDS.gcShare,
     decisive: ['gc-time'],
     summary: (s) => {
       const kind = dominantGc(s)
@@ -89,11 +89,15 @@ export const RULES = [
     decisive: ['event-loop-delay-p99', 'cpu-per-request'],
     summary: (s) => s.requests.finished === 0
       ? `The event loop is blocked: no request finished during the load and the loop was held for up to ${formatMs(s.loop.delayMax)} at a time.`
-      : `The event loop is blocked: each request holds it for ${formatMs(s.cpu.perRequestMs)} of CPU, so requests queue behind each other (event-loop delay p99 ${formatMs(s.loop.delayP99)}).`
+      : s.cpu.perRequestMs >= THRESHOLDS.cpuPerRequest
+        ? `The event loop is blocked: each request holds it for ${formatMs(s.cpu.perRequestMs)} of CPU, so requests queue behind each other (event-loop delay p99 ${formatMs(s.loop.delayP99)}).`
+        : `The event loop is blocked: single tasks hold it for up to ${formatMs(s.loop.delayMax)} (p99 ${formatMs(s.loop.delayP99)}), though requests cost only ${formatMs(s.cpu.perRequestMs)} of CPU each — look for synchronous I/O or occasional heavy work.`
   },
   {
     category: 'io',
+    // waiting on something outside the process — not on its own busy worker threads
     holds: (s) => s.loop.utilization < THRESHOLDS.idle &&
+      s.helpers.utilization < THRESHOLDS.busy &&
       s.requests.serverTimeMean >= THRESHOLDS.serverTime &&
       s.cpu.perRequestMs <= THRESHOLDS.cpuOfServerTime * s.requests.serverTimeMean,
     decisive: ['server-time', 'event-loop-utilization'],
@@ -112,8 +116,12 @@ export const RULES = [
 /** @param {Signals} s */
 function isLeak (s) {
   const t = s.memory.trend
-  return t !== null && t.slope > 0 && t.t >= THRESHOLDS.leakT && t.r2 >= THRESHOLDS.leakR2 &&
-    t.growth >= THRESHOLDS.leakBytes && t.growth >= THRESHOLDS.leakRatio * t.start
+  if (t === null || !(t.slope > 0) || t.r2 < THRESHOLDS.leakR2) return false
+  // The per-second floor also rises with old-generation garbage that no full collection has reclaimed yet: without
+  // three full collections to go on, ask for twice the growth and a stronger trend.
+  const strict = t.basis === 'floor' ? 2 : 1
+  return t.t >= THRESHOLDS.leakT * strict && t.growth >= THRESHOLDS.leakBytes * strict &&
+    t.growth >= THRESHOLDS.leakRatio * t.start
 }
 
 /**
@@ -127,11 +135,17 @@ export function dominantGc (s) {
 }
 
 /**
- * The first rule that holds.
+ * The first rule that holds, and its summary — with a warning when other processes took enough CPU to distort it.
  * @param {Signals} s
+ * @returns {{ category: Category, summary: string }}
  */
 export function decide (s) {
-  return /** @type {typeof RULES[number]} */ (RULES.find(rule => rule.holds(s)))
+  const rule = /** @type {typeof RULES[number]} */ (RULES.find(r => r.holds(s)))
+  const busy = s.otherCores !== null && s.otherCores >= THRESHOLDS.otherCores
+  return {
+    category: rule.category,
+    summary: rule.summary(s) + (busy ? ` Other processes used ${s.otherCores?.toFixed(1)} cores during the run, so this may be the machine rather than the server: run again on a quiet one.` : '')
+  }
 }
 
 /**
@@ -182,7 +196,7 @@ export function collectEvidence (s, category) {
       value: round(s.gc.share, 4),
       unit: 'ratio',
       threshold: THRESHOLDS.gcShare,
-      verdict: s.gc.share >= THRESHOLDS.gcShare ? (s.gc.cpuShare >= THRESHOLDS.gcCpuShare ? 'high' : 'high, but small beside the CPU work') : 'ok'
+      verdict: s.gc.share >= THRESHOLDS.gcShare ? 'high' : s.gc.share >= THRESHOLDS.gcShare / 2 ? 'notable' : 'ok'
     },
     {
       signal: 'heap-growth',
@@ -211,6 +225,26 @@ export function collectEvidence (s, category) {
       verdict: `${s.requests.finished.toLocaleString('en-US')} in ${s.window.seconds.toFixed(1)} s`
     }
   ]
+  if (s.otherCores !== null && s.otherCores >= THRESHOLDS.otherCores) {
+    list.push({
+      signal: 'other-cpu',
+      label: 'CPU used by other processes',
+      value: round(s.otherCores, 2),
+      unit: 'cores',
+      threshold: THRESHOLDS.otherCores,
+      verdict: 'busy machine: every figure may be distorted; run again on a quiet one'
+    })
+  }
+  if (s.helpers.count > 0) {
+    list.push({
+      signal: 'worker-thread-utilization',
+      label: `busiest of ${s.helpers.count} worker thread${s.helpers.count > 1 ? 's' : ''}`,
+      value: round(s.helpers.utilization, 3),
+      unit: 'ratio',
+      threshold: THRESHOLDS.busy,
+      verdict: s.helpers.utilization >= THRESHOLDS.busy ? 'busy: requests wait for the pool' : 'ok'
+    })
+  }
   const leak = s.listeners.find(l => l.count >= THRESHOLDS.listeners)
   if (leak) {
     list.push({

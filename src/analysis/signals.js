@@ -7,7 +7,9 @@ import { linearFit, mean } from './stats.js'
 
 /**
  * @typedef {object} HeapTrend
- * @property {number} slope bytes per second of the heap's floor (the lowest heap used in each second)
+ * @property {'major-gc' | 'floor'} basis what was fitted: the heap after each full collection, or the per-second floor
+ * @property {number} points how many values were fitted
+ * @property {number} slope bytes per second
  * @property {number} r2
  * @property {number} t slope ÷ its standard error
  * @property {number} start bytes at the start of the window
@@ -41,11 +43,15 @@ import { linearFit, mean } from './stats.js'
  * @property {{ finished: number, rate: number, serverTimeMean: number, serverTimeMax: number, inflightMean: number }} requests
  * @property {{ percent: number, perRequestMs: number, ms: number }} cpu process-wide CPU of the serving processes
  * @property {{ utilization: number, delayP50: number, delayP99: number, delayMax: number }} loop serving threads
+ * @property {{ count: number, utilization: number }} helpers the serving processes' other threads (worker pools): how
+ *   many, and the busiest one's mean event-loop utilisation
  * @property {{ share: number, cpuShare: number, byKind: Record<string, { share: number, count: number }>, count: number }} gc
  * @property {{ trend: HeapTrend | null, heapUsed: number, heapLimit: number, rss: number, perRequest: number | null }} memory
  * @property {any[]} listeners listener growth seen in the serving processes, most first, with pid
  * @property {{ agent: string, maxSockets: number, maxQueued: number, maxInUse: number }[]} agents outgoing pools that queued or filled
  * @property {ThreadSummary[]} threads every thread that sampled during the window
+ * @property {number | null} otherCores cores' worth of CPU that processes other than hotpath and the target used during
+ *   the window (null when the run did not record it): a busy machine distorts every figure
  */
 
 /**
@@ -86,6 +92,7 @@ export function computeSignals (data) {
   const windowed = new Map(data.threads.map(t => [key(t), t.samples.filter(s => inWindow(s, start, end))]))
   const samplesOf = (/** @type {ThreadRecord} */ t) => /** @type {Sample[]} */ (windowed.get(key(t)))
   const servingSamples = serving.flatMap(samplesOf)
+  const helpers = data.threads.filter(t => servingPids.has(t.pid) && !servingKeys.has(key(t)) && samplesOf(t).length > 0)
 
   // Requests on the loaded port
   let finished = 0
@@ -156,6 +163,10 @@ export function computeSignals (data) {
       delayP99: percentile(delays, 99),
       delayMax: delays.length > 0 ? Math.max(...delays) : 0
     },
+    helpers: {
+      count: helpers.length,
+      utilization: Math.max(0, ...helpers.map(t => mean(samplesOf(t).map(x => x.utilization))))
+    },
     gc: { share: gcMs / threadWallMs, cpuShare: cpuMs > 0 ? gcMs / cpuMs : 0, byKind, count: gcCount },
     memory: {
       trend,
@@ -174,6 +185,7 @@ export function computeSignals (data) {
       })))
       .sort((a, b) => b.count - a.count),
     agents: agentPressure(data.threads.filter(t => servingPids.has(t.pid)), start, end),
+    otherCores: otherCores(data, samplesOf, seconds),
     threads: data.threads.map(t => summarize(t, samplesOf(t), servingKeys.has(key(t)), port, seconds, roleOf(t, data.threads))).filter(t => t.samples > 0)
   }
 }
@@ -182,13 +194,19 @@ export function computeSignals (data) {
 const key = (t) => `${t.pid}-${t.threadId}`
 
 /**
- * The heap's floor second by second (the lowest heap used in each second: what survives the collections) and the
- * line through it. A leak raises the floor steadily; garbage only raises the peaks.
+ * The trend of what survives garbage collection. Best evidence: the heap left right after each full (mark-compact)
+ * collection — old-generation garbage is gone then, so only live data remains. With fewer than three full collections
+ * in the window, the heap's floor second by second (its lowest point, after the scavenges) stands in; that floor also
+ * rises with old-generation garbage not yet collected, so the rules ask more of it.
  * @param {Sample[]} samples
  * @param {number} start
  * @returns {HeapTrend | null}
  */
 export function heapTrend (samples, start) {
+  const afterMajor = samples.filter(s => (s.gc.byKind?.['mark-compact']?.count ?? 0) > 0)
+  if (afterMajor.length >= 3) {
+    return fitTrend(afterMajor.map(s => (s.time - start) / 1000), afterMajor.map(s => s.memory.heapUsed), 'major-gc', samples)
+  }
   /** @type {Map<number, number>} */
   const floor = new Map()
   for (const s of samples) {
@@ -198,11 +216,22 @@ export function heapTrend (samples, start) {
     if (low === undefined || v < low) floor.set(second, v)
   }
   if (floor.size < 3) return null
-  const xs = [...floor.keys()].map(x => x + 0.5)
-  const ys = [...floor.values()]
+  return fitTrend([...floor.keys()].map(x => x + 0.5), [...floor.values()], 'floor', samples)
+}
+
+/**
+ * @param {number[]} xs seconds into the window
+ * @param {number[]} ys bytes
+ * @param {HeapTrend['basis']} basis
+ * @param {Sample[]} samples
+ * @returns {HeapTrend}
+ */
+function fitTrend (xs, ys, basis, samples) {
   const fit = linearFit(xs, ys)
-  const seconds = Math.max(...xs) - Math.min(...xs) + 1
+  const seconds = samples.length > 1 ? (samples[samples.length - 1].time - samples[0].time) / 1000 : 0
   return {
+    basis,
+    points: xs.length,
     slope: fit.slope,
     r2: fit.r2,
     t: Number.isFinite(fit.slopeStdErr) && fit.slopeStdErr > 0 ? fit.slope / fit.slopeStdErr : (fit.slope > 0 ? Infinity : 0),
@@ -222,6 +251,8 @@ function combineTrends (trends) {
   if (trends.length === 0) return null
   if (trends.length === 1) return trends[0]
   return {
+    basis: trends.every(t => t.basis === 'major-gc') ? 'major-gc' : 'floor',
+    points: Math.min(...trends.map(t => t.points)),
     slope: trends.reduce((a, t) => a + t.slope, 0),
     r2: Math.min(...trends.map(t => t.r2)),
     t: Math.min(...trends.map(t => t.t)),
@@ -229,6 +260,21 @@ function combineTrends (trends) {
     growth: trends.reduce((a, t) => a + t.growth, 0),
     seconds: Math.max(...trends.map(t => t.seconds))
   }
+}
+
+/**
+ * @param {RunData} data
+ * @param {(t: ThreadRecord) => Sample[]} samplesOf
+ * @param {number} seconds
+ */
+function otherCores (data, samplesOf, seconds) {
+  const host = data.run.host
+  if (!host) return null
+  let targetMs = 0
+  for (const t of data.threads) {
+    if (t.threadId === 0) for (const s of samplesOf(t)) targetMs += s.cpu.user + s.cpu.system
+  }
+  return Math.max(0, host.busyMs - host.ownCpuMs - targetMs) / (seconds * 1000)
 }
 
 /**

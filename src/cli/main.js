@@ -5,6 +5,7 @@ import * as loadCommand from './load.js'
 import * as mergeCommand from './merge.js'
 import * as compareCommand from './compare.js'
 import * as doctorCommand from './doctor.js'
+import * as flameCommand from './flame.js'
 
 /**
  * What a command may touch of the outside world; tests and the bin pass real streams.
@@ -25,7 +26,8 @@ const COMMANDS = {
   doctor: doctorCommand,
   load: loadCommand,
   merge: mergeCommand,
-  compare: compareCommand
+  compare: compareCommand,
+  flame: flameCommand
 }
 
 const USAGE = `hotpath ${VERSION} — load, diagnose and profile Node.js servers
@@ -37,6 +39,7 @@ Commands:
   load      load an HTTP server and measure it (or start it: hotpath load -- node server.js)
   merge     merge load results from several machines into one, exactly
   compare   compare two load results side by side, with what is beyond noise
+  flame     flame graph, pprof and culprits of a profile (hotpath flame --from file.cpuprofile)
 
 Run 'hotpath <command> --help' for a command's options.
 `

@@ -29,7 +29,16 @@ export function functionSource (text, line, column) {
   // V8 puts a script's top-level code (CommonJS wrapper, ES module body) at its very start: the function is the script.
   const whole = start === 0
   const limit = Math.min(text.length, start + MAX_SCAN)
-  let out = ''
+  // The masked text is built from slices: runs of code are copied whole, literals are blanked.
+  /** @type {string[]} */
+  const parts = []
+  let copied = start
+  /** @param {number} at where copying resumes @param {number} from where the literal starts @param {string} replacement */
+  const mask = (at, from, replacement) => {
+    parts.push(text.slice(copied, from), replacement)
+    copied = at
+  }
+  const result = (/** @type {number} */ end) => ({ start, code: parts.join('') + text.slice(copied, end), firstLine: line })
   let depth = 0
   /** @type {'head' | 'body' | 'expr'} */
   let phase = 'head'
@@ -45,20 +54,20 @@ export function functionSource (text, line, column) {
     if (ch === '/' && next === '/') {
       const end = text.indexOf('\n', i)
       const stop = end === -1 ? limit : end
-      out += ' '.repeat(stop - i)
+      mask(stop, i, ' '.repeat(stop - i))
       i = stop
       continue
     }
     if (ch === '/' && next === '*') {
       const end = text.indexOf('*/', i + 2)
       const stop = end === -1 ? limit : end + 2
-      out += blank(text.slice(i, stop))
+      mask(stop, i, blank(text.slice(i, stop)))
       i = stop
       continue
     }
     if (ch === '"' || ch === "'") {
       const stop = endOfString(text, i, ch, limit)
-      out += ch + blank(text.slice(i + 1, stop - 1)) + ch
+      mask(stop, i, ch + blank(text.slice(i + 1, stop - 1)) + ch)
       i = stop
       last = ch
       continue
@@ -68,14 +77,13 @@ export function functionSource (text, line, column) {
       if (ch === '}') templates.pop()
       let j = i + 1
       while (j < limit && text[j] !== '`' && !(text[j] === '$' && text[j + 1] === '{')) j += text[j] === '\\' ? 2 : 1
-      out += ch + blank(text.slice(i + 1, j))
       if (text[j] === '$') {
-        out += '${'
+        mask(j + 2, i, ch + blank(text.slice(i + 1, j)) + '${')
         templates.push(depth)
         i = j + 2
         last = '{'
       } else {
-        out += '`'
+        mask(j + 1, i, ch + blank(text.slice(i + 1, j)) + '`')
         i = j + 1
         last = '`'
       }
@@ -83,17 +91,17 @@ export function functionSource (text, line, column) {
     }
     if (ch === '/' && (last === '' || REGEX_BEFORE.has(last) || REGEX_AFTER_WORDS.has(lastWord))) {
       const stop = endOfRegex(text, i, limit)
-      out += '/' + blank(text.slice(i + 1, stop - 1)) + '/'
+      mask(stop, i, '/' + blank(text.slice(i + 1, stop - 1)) + '/')
       i = stop
       last = '/'
       lastWord = ''
       continue
     }
-    out += ch
     i++
-    if (/\s/.test(ch)) continue
-    if (/[\w$]/.test(ch)) {
-      lastWord = /[\w$]/.test(last) ? lastWord + ch : ch
+    const code = ch.charCodeAt(0)
+    if (code === 32 || code === 10 || code === 9 || code === 13) continue
+    if (isWordChar(code)) {
+      lastWord = last !== '' && isWordChar(last.charCodeAt(0)) ? lastWord + ch : ch
       last = ch
       continue
     }
@@ -105,20 +113,24 @@ export function functionSource (text, line, column) {
       depth++
     } else if (ch === ')' || ch === ']' || ch === '}') {
       depth--
-      if (depth === 0 && phase === 'body') return { start, code: out, firstLine: line }
-      if (depth < 0) return phase === 'expr' ? { start, code: out.slice(0, -1), firstLine: line } : null
+      if (depth === 0 && phase === 'body') return result(i)
+      if (depth < 0) return phase === 'expr' ? result(i - 1) : null
     } else if (ch === '=' && next === '>' && depth === 0 && phase === 'head') {
-      out += '>'
       i++
       arrow = true
       const rest = /^\s*/.exec(text.slice(i, i + 200))
       if (text[i + (rest ? rest[0].length : 0)] !== '{') phase = 'expr'
     } else if ((ch === ';' || ch === ',') && depth === 0) {
-      if (phase === 'expr') return { start, code: out.slice(0, -1), firstLine: line }
+      if (phase === 'expr') return result(i - 1)
       if (!arrow) return null
     }
   }
-  return phase === 'expr' || whole ? { start, code: out, firstLine: line } : null
+  return phase === 'expr' || whole ? result(i) : null
+}
+
+/** @param {number} c a UTF-16 code unit: letters, digits, _ and $ (and anything past ASCII, as identifiers allow) */
+function isWordChar (c) {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 36 || c > 127
 }
 
 /**

@@ -106,52 +106,84 @@ export function findCulprits (model, opts = {}) {
     }
   }
 
-  const ranked = [...owners].sort((a, b) => b[1].charged - a[1].charged).slice(0, limit)
   const context = /** @type {any} */ (model)[SOURCES] ?? {}
   const sources = /** @type {SourceCache} */ (context.sources ?? new SourceCache())
   const mapper = /** @type {SourceMapper | null} */ (context.mapper ?? new SourceMapper(sources))
+  /** @type {Map<number, import('./call-sites.js').FunctionSource | null>} */
+  const functionCache = new Map()
+  const fnOf = (/** @type {number} */ f) => {
+    let fn = functionCache.get(f)
+    if (fn === undefined) functionCache.set(f, fn = readFunction(frames[f], sources))
+    return fn
+  }
+
+  // Each owner's calls and lines, resolved in its own source: the line of each call is found where the call is made.
+  const floor = model.total * minShare / 10
+  /** @type {Map<number, { charged: number, lines: Map<number, number>, calls: Map<number, { value: number, callLine?: number }> }>} */
+  const resolved = new Map()
+  for (const [f, o] of owners) {
+    if (o.charged < floor) continue
+    const fn = fnOf(f)
+    /** @type {Map<number, { value: number, callLine?: number }>} */
+    const calls = new Map()
+    const lines = new Map(o.lines)
+    for (const [c, value] of o.calls) {
+      const callLine = fn ? originalLine(frames[f], callLines(fn, frames[c].name)[0], mapper) : undefined
+      calls.set(c, callLine === undefined ? { value } : { value, callLine })
+      if (callLine !== undefined) lines.set(callLine, (lines.get(callLine) ?? 0) + value)
+    }
+    resolved.set(f, { charged: o.charged, lines, calls })
+  }
+
+  // An anonymous callback written inside the function that runs it (`rows.map(row => …)`, `list.forEach(…)`) is part
+  // of that function to whoever reads the code: its time, lines and calls go to the enclosing function.
+  /** @type {Map<number, number>} */
+  const foldInto = new Map()
+  for (const f of resolved.keys()) {
+    const target = enclosingCaller(model, f, near[0], fnOf)
+    if (target !== -1) foldInto.set(f, target)
+  }
+  for (const [f, first] of foldInto) {
+    let target = first
+    for (let hops = 0; foldInto.has(target) && hops < 50; hops++) target = /** @type {number} */ (foldInto.get(target))
+    const from = /** @type {NonNullable<ReturnType<typeof resolved.get>>} */ (resolved.get(f))
+    let into = resolved.get(target)
+    if (!into) resolved.set(target, into = { charged: 0, lines: new Map(), calls: new Map() })
+    into.charged += from.charged
+    for (const [line, v] of from.lines) into.lines.set(line, (into.lines.get(line) ?? 0) + v)
+    for (const [c, call] of from.calls) {
+      const existing = into.calls.get(c)
+      if (existing) existing.value += call.value
+      else into.calls.set(c, { ...call })
+    }
+    resolved.delete(f)
+  }
+
+  const ranked = [...resolved].sort((a, b) => b[1].charged - a[1].charged).slice(0, limit)
   /** @type {Culprit[]} */
   const culprits = []
   for (const [f, o] of ranked) {
     const share = o.charged / model.total
     if (share < minShare) break
     const frame = frames[f]
-    const fn = readFunction(frame, sources)
-    const calls = [...o.calls].sort((a, b) => b[1] - a[1]).slice(0, callLimit).map(([c, value]) => {
+    const calls = [...o.calls].sort((a, b) => b[1].value - a[1].value).slice(0, callLimit).map(([c, { value, callLine }]) => {
       const callee = frames[c]
       /** @type {CulpritCall} */
       const call = { function: callee.name, file: callee.file, line: callee.line, kind: callee.kind, share: value / model.total }
-      const line = fn ? callLines(fn, callee.name)[0] : undefined
-      if (line !== undefined) {
-        const mapped = frame.generated ? mapper?.original(frame.generated.file, line, -1) : null
-        if (!frame.generated) call.callLine = line
-        else if (mapped && mapped.file === frame.file) call.callLine = mapped.line
-      }
+      if (callLine !== undefined) call.callLine = callLine
       return call
     })
     const callers = findCallers(model, f, near[0], via[0], callLimit).map(({ caller, through, value }) => {
       const callerFrame = frames[caller]
       const viaName = frames[through].name
-      const callerFn = readFunction(callerFrame, sources)
-      const found = callerFn ? callLines(callerFn, viaName)[0] : undefined
-      let line = callerFrame.line
-      if (found !== undefined) {
-        if (!callerFrame.generated) line = found
-        else {
-          const mapped = mapper?.original(callerFrame.generated.file, found, -1)
-          if (mapped && mapped.file === callerFrame.file) line = mapped.line
-        }
-      }
+      const callerFn = fnOf(caller)
+      const line = originalLine(callerFrame, callerFn ? callLines(callerFn, viaName)[0] : undefined, mapper) ?? callerFrame.line
       return { function: callerFrame.name, file: callerFrame.file, line, via: viaName, share: value / model.total }
     })
     // The hottest line: its own lines and the lines of its calls, weighed together.
-    const lineValues = new Map(o.lines)
-    for (const call of calls) {
-      if (call.callLine !== undefined) lineValues.set(call.callLine, (lineValues.get(call.callLine) ?? 0) + call.share * model.total)
-    }
     let line = frame.line
     let best = 0
-    for (const [l, v] of lineValues) {
+    for (const [l, v] of o.lines) {
       if (v > best) {
         best = v
         line = l
@@ -169,6 +201,63 @@ export function findCulprits (model, opts = {}) {
     culprits.push(culprit)
   }
   return culprits
+}
+
+/**
+ * A line found in the script that ran, as a line of the frame's own file (through its source map when it has one).
+ * @param {import('./model.js').ProfileFrame} frame
+ * @param {number | undefined} line
+ * @param {SourceMapper | null} mapper
+ * @returns {number | undefined}
+ */
+function originalLine (frame, line, mapper) {
+  if (line === undefined || !frame.generated) return line
+  const mapped = mapper?.original(frame.generated.file, line, -1)
+  return mapped && mapped.file === frame.file ? mapped.line : undefined
+}
+
+/**
+ * For an anonymous app function: the app function that runs it most, when the callback is written inside that
+ * function's source (not the whole script's); else -1.
+ * @param {import('./model.js').ProfileModel} model
+ * @param {number} f
+ * @param {Int32Array} nearApp
+ * @param {(f: number) => import('./call-sites.js').FunctionSource | null} fnOf
+ */
+function enclosingCaller (model, f, nearApp, fnOf) {
+  const { nodes, frames } = model
+  const frame = frames[f]
+  if (frame.kind !== 'app' || frame.name !== '(anonymous)') return -1
+  /** @type {Map<number, number>} */
+  const callers = new Map()
+  for (const node of nodes) {
+    if (node.frame !== f || node.parent < 0) continue
+    const a = nearApp[node.parent]
+    if (a !== -1 && nodes[a].frame !== f) callers.set(nodes[a].frame, (callers.get(nodes[a].frame) ?? 0) + node.total)
+  }
+  let caller = -1
+  let most = 0
+  for (const [c, v] of callers) {
+    if (v > most) {
+      most = v
+      caller = c
+    }
+  }
+  if (caller === -1) return -1
+  const inner = frame.generated ?? { file: frame.file, line: frame.line }
+  const outerFrame = frames[caller]
+  const outer = outerFrame.generated ?? { file: outerFrame.file, line: outerFrame.line }
+  const fn = fnOf(caller)
+  if (!fn || fn.start === 0 || inner.file !== outer.file) return -1
+  const last = fn.firstLine + countLines(fn.code) - 1
+  return inner.line >= fn.firstLine && inner.line <= last && !(inner.line === outer.line && frame.column === outerFrame.column) ? caller : -1
+}
+
+/** @param {string} s */
+function countLines (s) {
+  let n = 1
+  for (let i = s.indexOf('\n'); i !== -1; i = s.indexOf('\n', i + 1)) n++
+  return n
 }
 
 /**

@@ -2,6 +2,7 @@
 // total values, functions (frames) aggregated across the tree, per-line self values from positionTicks, and each
 // frame's kind. Built from V8 CPU profiles (values in ms) or sampling heap profiles (values in bytes).
 import { classifyFrame, fileOfUrl, KINDS } from './classify.js'
+import { functionSource } from './call-sites.js'
 import { parseCpuProfile, parseHeapProfile } from './cpuprofile.js'
 import { SourceMapper } from './source-maps.js'
 import { SourceCache } from './sources.js'
@@ -64,6 +65,8 @@ import { SourceCache } from './sources.js'
  * @property {string} [appRoot] only files under this directory are the app's (default: every file outside
  *   node_modules)
  * @property {boolean} [sourceMaps] map frames to the original source when scripts ship source maps (default true)
+ * @property {boolean} [readSources] read the profiled scripts at all (source maps, function extents); false inside a
+ *   production process, where synchronous file reads would stall its event loop (default true)
  */
 
 /**
@@ -167,8 +170,8 @@ class Builder {
   constructor (type, opts) {
     this.type = type
     this.appRoot = opts.appRoot
-    this.sources = new SourceCache()
-    this.mapper = opts.sourceMaps === false ? null : new SourceMapper(this.sources)
+    this.sources = new SourceCache(opts.readSources !== false)
+    this.mapper = opts.sourceMaps === false || opts.readSources === false ? null : new SourceMapper(this.sources)
     /** @type {ProfileFrame[]} */
     this.frames = []
     /** @type {Map<string, number>} */
@@ -177,6 +180,8 @@ class Builder {
     this.nodes = [{ id: 0, frame: this.frame({ functionName: '(root)', url: '', scriptId: '0', lineNumber: -1, columnNumber: -1 }), parent: -1, children: [], self: 0, total: 0, samples: 0, lines: [] }]
     /** @type {Map<ProfileNode, Map<number, number>>} */
     this.lineValues = new Map()
+    /** @type {Map<number, [number, number] | null>} */
+    this.ranges = new Map()
   }
 
   /**
@@ -287,6 +292,10 @@ class Builder {
    */
   addLine (node, line, value) {
     const frame = this.frames[node.frame]
+    // Code that V8 inlined reports its ticks with the inlined function's lines, which belong to another script; a line
+    // outside the function's own source is one of those.
+    const range = this.rangeOf(node.frame)
+    if (range && (line < range[0] || line > range[1])) return
     let mapped = line
     if (frame.generated && this.mapper) {
       const original = this.mapper.original(frame.generated.file, line, -1)
@@ -297,6 +306,26 @@ class Builder {
     let values = this.lineValues.get(node)
     if (!values) this.lineValues.set(node, values = new Map())
     values.set(mapped, (values.get(mapped) ?? 0) + value)
+  }
+
+  /**
+   * The first and last line of a frame's function in the script that ran, when its source can be read.
+   * @param {number} f
+   * @returns {[number, number] | null}
+   */
+  rangeOf (f) {
+    let range = this.ranges.get(f)
+    if (range !== undefined) return range
+    range = null
+    const frame = this.frames[f]
+    const where = frame.generated ?? { file: frame.file, line: frame.line, column: frame.column - 1 }
+    const text = where.line > 0 && where.file.startsWith('/') ? this.sources.read(where.file) : null
+    if (text !== null) {
+      const fn = functionSource(text, where.line, where.column)
+      if (fn) range = [fn.firstLine, fn.firstLine + fn.code.split('\n').length - 1]
+    }
+    this.ranges.set(f, range)
+    return range
   }
 
   /** @returns {ProfileModel} */

@@ -7,7 +7,9 @@ import { isAbsolute } from 'node:path'
 const MAX_BYTES = 64 * 1024 * 1024
 
 export class SourceCache {
-  constructor () {
+  /** @param {boolean} [enabled] false: every read answers null, without touching the disk */
+  constructor (enabled = true) {
+    this.enabled = enabled
     /** @type {Map<string, string | null>} */
     this.texts = new Map()
   }
@@ -20,7 +22,7 @@ export class SourceCache {
     let text = this.texts.get(file)
     if (text !== undefined) return text
     text = null
-    if (isAbsolute(file)) {
+    if (this.enabled && isAbsolute(file)) {
       try {
         if (statSync(file).size <= MAX_BYTES) text = readFileSync(file, 'utf8')
       } catch {}

@@ -91,6 +91,7 @@ function formatValue (value, unit) {
     case 'ratio': return formatPercent(value, value < 0.1 ? 1 : 0)
     case 'B/s': return formatBytes(value, '/s')
     case 'req/s': return formatCount(value)
+    case 'cores': return `${value.toFixed(1)} cores`
     default: return `${formatCount(value)}${unit ? ` ${unit}` : ''}`
   }
 }

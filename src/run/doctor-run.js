@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
 import { resolve } from 'node:path'
 import { load } from '../load/load.js'
 import { VERSION } from '../version.js'
@@ -39,6 +40,8 @@ import { TargetProcess } from './target-process.js'
  * @property {boolean} aborted the user stopped the run early
  * @property {string[]} stderr the target's last lines of stderr (or stdout)
  * @property {{ interval: number, profileInterval: number, heapInterval: number }} probe
+ * @property {{ cores: number, busyMs: number, ownCpuMs: number }} host CPU the whole machine, and hotpath itself (with
+ *   its load threads), used during the load window: what other processes took is the rest minus the target's
  */
 
 /**
@@ -91,6 +94,7 @@ export async function recordRun (options) {
   channel.broadcast({ type: 'load-start', time: Date.now() })
   await acks.all(3000)
   const windowStart = Date.now()
+  const hostStart = { busy: machineBusyMs(), own: ownCpuMs() }
 
   /** @type {import('../load/result.js').LoadResult | null} */
   let result = null
@@ -108,6 +112,7 @@ export async function recordRun (options) {
     failure = err
   }
   const windowEnd = Date.now()
+  const hostUse = { cores: os.cpus().length, busyMs: machineBusyMs() - hostStart.busy, ownCpuMs: ownCpuMs() - hostStart.own }
   loading = false
   const stopped = expectAcks(channel, 'stopped')
   channel.broadcast({ type: 'load-stop', time: windowEnd })
@@ -131,10 +136,21 @@ export async function recordRun (options) {
     exit: { code: exit.code, signal: exit.signal, crashed: !exit.stoppedByUs },
     aborted: Boolean(options.signal?.aborted),
     stderr: target.tail(),
-    probe: { interval: options.interval, profileInterval: options.profileInterval, heapInterval: options.heapInterval }
+    probe: { interval: options.interval, profileInterval: options.profileInterval, heapInterval: options.heapInterval },
+    host: hostUse
   }
   writeFileSync(resolve(runDir, 'run.json'), JSON.stringify(record, null, 2))
   return record
+}
+
+/** CPU time every core of the machine has spent busy, in ms. */
+function machineBusyMs () {
+  return os.cpus().reduce((a, c) => a + c.times.user + c.times.nice + c.times.sys + c.times.irq, 0)
+}
+
+function ownCpuMs () {
+  const u = process.cpuUsage()
+  return (u.user + u.system) / 1000
 }
 
 /**

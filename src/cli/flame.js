@@ -1,0 +1,182 @@
+import { basename, dirname, extname, join, resolve } from 'node:path'
+import { mkdtemp, rm, stat } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { TargetError, UsageError } from '../errors.js'
+import { appRootOf } from '../analysis/paths.js'
+import { readRun, readRunProfile } from '../analysis/run-data.js'
+import { readProfileFile } from '../profile/cpuprofile.js'
+import { writeProfileFiles } from '../profile/write-files.js'
+import { formatCulprits } from '../report/flame/culprits-text.js'
+import { describeExit } from '../run/target-process.js'
+import { numberFlag } from './args.js'
+import { recordFromFlags, TARGET_FLAGS } from './target-run.js'
+
+/** @type {import('./args.js').CommandSpec} */
+export const spec = {
+  name: 'flame',
+  usage: 'hotpath flame --from <file.cpuprofile> [options]\n       hotpath flame [load options] -- <command...>',
+  summary: 'Profile a server under load, or render a profile already recorded, into a self-contained interactive flame\n' +
+    'graph (.html), pprof (.pb.gz: go tool pprof, Pyroscope, speedscope) and collapsed stacks (.txt: flamegraph.pl),\n' +
+    'and name the functions to blame with their file and line.',
+  options: {
+    from: { type: 'string', multiple: true, value: 'file', description: 'render this profile: a .cpuprofile (node --cpu-prof, Chrome DevTools, hotpath) or a .heapprofile; repeat to put several processes in one graph' },
+    output: { type: 'string', short: 'o', value: 'path', description: 'write <path>.html, <path>.pb.gz and <path>.txt (default: next to the first --from file, named after it)' },
+    title: { type: 'string', value: 'text', description: 'title of the flame graph page' },
+    'app-root': { type: 'string', value: 'dir', description: 'only files under this directory are your code (default: every file outside node_modules)' },
+    'no-source-maps': { type: 'boolean', description: 'show the JavaScript that ran, not the sources its source maps point to' },
+    top: { type: 'string', value: 'N', description: 'culprits to print', default: '5' },
+    json: { type: 'boolean', description: 'print the files written and the culprits as JSON' },
+    interval: { type: 'string', value: 'µs', description: 'with -- <command>: sampling interval', default: '1000' },
+    ...TARGET_FLAGS
+  },
+  details: 'Examples:\n' +
+    '  node --cpu-prof server.js            # writes CPU.<date>.<pid>.cpuprofile on exit\n' +
+    '  hotpath flame --from CPU.20260101.120000.4242.0.001.cpuprofile -o flame\n' +
+    '  hotpath flame --from profiles/cpu-4242.cpuprofile   # written by hotpath/runtime on SIGUSR2\n' +
+    'The .html opens from disk in any browser, without network.'
+}
+
+/**
+ * @param {ReturnType<typeof import('./args.js').parseCommand>} args
+ * @param {import('./main.js').Io} io
+ * @returns {Promise<number>} exit code
+ */
+export async function run (args, io) {
+  const { values, positionals, command } = args
+  const from = /** @type {string[] | undefined} */ (values.from) ?? []
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}' (profiles are given with --from)`)
+  if (from.length > 0 && command.length > 0) throw new UsageError('give either --from <file> or -- <command>, not both')
+  if (from.length === 0 && command.length === 0) throw new UsageError('flame needs --from <file.cpuprofile> or -- <command> (see hotpath flame --help)')
+  const top = Number(values.top ?? 5)
+  if (!Number.isInteger(top) || top < 0) throw new UsageError(`--top must be a non-negative integer, got '${values.top}'`)
+  const { appRoot: liveRoot, ...captured } = from.length > 0 ? { ...(await readInputs(from)), appRoot: undefined } : await captureLive(values, command, io)
+  const appRoot = typeof values['app-root'] === 'string' ? resolve(values['app-root']) : liveRoot
+  const output = await outputBase(/** @type {string | undefined} */ (values.output), from[0])
+  const title = /** @type {string | undefined} */ (values.title) ??
+    (from.length > 0 ? from.map(f => basename(f)).join(', ') : command.join(' '))
+  const result = await writeProfileFiles(captured, {
+    output,
+    title,
+    appRoot,
+    sourceMaps: values['no-source-maps'] !== true,
+    saveProfiles: from.length === 0,
+    culprits: Math.max(top, 1)
+  })
+  report(result, { json: values.json === true, top }, io)
+  return 0
+}
+
+/**
+ * Starts the target under the probe, loads it, and returns the CPU profiles of its serving processes and their threads
+ * over exactly the load window. Runtime sampling is slowed to 100 ms: a flame graph needs only the profile.
+ * @param {Record<string, unknown>} values
+ * @param {string[]} command
+ * @param {import('./main.js').Io} io
+ * @returns {Promise<Parameters<typeof writeProfileFiles>[0] & { appRoot?: string }>}
+ */
+async function captureLive (values, command, io) {
+  const profileInterval = /** @type {number} */ (numberFlag('interval', /** @type {string | undefined} */ (values.interval) ?? '1000', { integer: true }))
+  const runDir = await mkdtemp(join(tmpdir(), 'hotpath-flame-'))
+  try {
+    const record = await recordFromFlags(values, command, io, { runDir, interval: 100, profileInterval, heapInterval: 0 })
+    if (record.exit.crashed) {
+      io.stderr.write(`hotpath flame: the target exited ${describeExit({ ...record.exit, stoppedByUs: false, signal: /** @type {NodeJS.Signals | null} */ (record.exit.signal) })} during the run; the profile covers the run until then.\n`)
+    }
+    const data = readRun(runDir)
+    const serving = new Set(data.threads.filter(t => t.listening.some(l => l.port === record.listening.port)).map(t => t.pid))
+    const profiles = data.threads
+      .filter(t => t.profiles.cpu && (serving.size === 0 || serving.has(t.pid)))
+      .map(t => ({ profile: readRunProfile(data, t.profiles.cpu), label: t.threadId ? `pid ${t.pid} thread ${t.threadId}` : `pid ${t.pid}` }))
+      .filter(p => p.profile !== null)
+    if (profiles.length === 0) {
+      throw new TargetError('no CPU profile was recorded: the target stopped before the load ended, or its processes do not run node', { exitCode: 1, stderr: record.stderr })
+    }
+    const main = data.threads.find(t => serving.has(t.pid)) ?? data.threads[0]
+    return { type: 'cpu', profiles, appRoot: main ? appRootOf(main.hello, data.run.cwd) : undefined }
+  } finally {
+    await rm(runDir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * @param {string[]} files
+ * @returns {Promise<Parameters<typeof writeProfileFiles>[0]>}
+ */
+async function readInputs (files) {
+  const read = await Promise.all(files.map(readProfileFile))
+  const heap = read.filter(r => r.type === 'heap')
+  if (heap.length > 0) {
+    if (read.length > 1) throw new UsageError('a heap profile is rendered on its own: give one --from <file.heapprofile>')
+    return { type: 'heap', profile: /** @type {import('../profile/cpuprofile.js').SamplingHeapProfile} */ (heap[0].profile) }
+  }
+  /** @type {Set<string>} */
+  const labels = new Set()
+  return {
+    type: 'cpu',
+    profiles: read.map((r, i) => {
+      // Each input is a node of its own in the graph, named after its file (numbered if two share a name).
+      let label = basename(files[i])
+      for (let n = 2; labels.has(label); n++) label = `${basename(files[i])} (${n})`
+      labels.add(label)
+      return { profile: /** @type {import('../profile/cpuprofile.js').CpuProfile} */ (r.profile), label }
+    })
+  }
+}
+
+/**
+ * The path every output is named from: `-o` without its extension (a directory gets the input's name inside it), or
+ * the first input without its extension.
+ * @param {string | undefined} output
+ * @param {string | undefined} input
+ */
+async function outputBase (output, input) {
+  const name = input ? stripExtension(basename(input)) : `flame-${new Date().toISOString().replace(/[:.]/g, '-')}`
+  if (output === undefined) return input ? join(dirname(input), name) : name
+  let isDir = output.endsWith('/')
+  if (!isDir) {
+    try {
+      isDir = (await stat(output)).isDirectory()
+    } catch {}
+  }
+  return isDir ? join(output, name) : stripExtension(output)
+}
+
+/** @param {string} file */
+function stripExtension (file) {
+  const known = ['.cpuprofile', '.heapprofile', '.json', '.html', '.gz', '.txt']
+  let f = file
+  if (f.endsWith('.pb.gz')) return f.slice(0, -6)
+  const ext = extname(f)
+  if (known.includes(ext)) f = f.slice(0, -ext.length)
+  return f
+}
+
+/**
+ * @param {Awaited<ReturnType<typeof writeProfileFiles>>} result
+ * @param {{ json: boolean, top: number }} opts
+ * @param {import('./main.js').Io} io
+ */
+function report ({ files, model, culprits }, opts, io) {
+  const shown = culprits.slice(0, opts.top)
+  if (opts.json) {
+    io.stdout.write(JSON.stringify({
+      files: files.map(f => ({ path: f.path, format: f.format })),
+      type: model.type,
+      unit: model.unit,
+      total: model.total,
+      byKind: model.byKind,
+      culprits: shown
+    }, null, 2) + '\n')
+    return
+  }
+  const describe = {
+    html: 'flame graph: open it in a browser',
+    pprof: 'pprof: go tool pprof -http=: <file>, Pyroscope, speedscope',
+    collapsed: 'collapsed stacks: flamegraph.pl, speedscope',
+    cpuprofile: 'CPU profile: Chrome DevTools, VS Code',
+    heapprofile: 'heap profile: Chrome DevTools'
+  }
+  const width = Math.max(...files.map(f => f.path.length))
+  io.stdout.write('Wrote\n' + files.map(f => `  ${f.path.padEnd(width)}  ${describe[f.format]}`).join('\n') + '\n\n')
+  if (opts.top > 0) io.stdout.write(formatCulprits(shown, { total: model.total, unit: model.unit }))
+}

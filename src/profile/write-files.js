@@ -1,0 +1,66 @@
+// Turns captured profiles into the files a user opens: the flame graph page, pprof, collapsed stacks and (for live
+// captures) the .cpuprofile of each process. `hotpath flame --from` and the live `hotpath flame -- <command>` both end
+// here, so both write the same things the same way.
+import { mkdir, writeFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import { renderFlameHtml } from '../report/flame/html.js'
+import { modelToCollapsed } from './collapsed.js'
+import { findCulprits } from './culprits.js'
+import { buildHeapProfile, buildProfile } from './model.js'
+import { modelToPprof } from './pprof.js'
+
+/**
+ * @typedef {object} WrittenFile
+ * @property {string} path
+ * @property {'html' | 'pprof' | 'collapsed' | 'cpuprofile' | 'heapprofile'} format
+ */
+
+/**
+ * @typedef {object} WriteOptions
+ * @property {string} output the path every file is named from: `<output>.html`, `<output>.pb.gz`, `<output>.txt`
+ * @property {string} [title] of the flame graph page
+ * @property {string} [appRoot]
+ * @property {boolean} [sourceMaps]
+ * @property {boolean} [saveProfiles] also write each captured profile as `<output>[.<label>].cpuprofile` (live
+ *   captures; `--from` leaves the files it read alone)
+ * @property {number} [culprits] how many culprits to return (default 10)
+ */
+
+/**
+ * @param {{ type: 'cpu', profiles: import('./model.js').LabelledProfile[] } | { type: 'heap', profile: import('./cpuprofile.js').SamplingHeapProfile }} captured
+ *   CPU profiles (one per process or thread; labels matter only when there are several), or one heap profile
+ * @param {WriteOptions} opts
+ * @returns {Promise<{ files: WrittenFile[], model: import('./model.js').ProfileModel, culprits: import('./culprits.js').Culprit[] }>}
+ */
+export async function writeProfileFiles (captured, opts) {
+  const modelOpts = { appRoot: opts.appRoot, sourceMaps: opts.sourceMaps }
+  const model = captured.type === 'cpu'
+    ? buildProfile(captured.profiles.length === 1 ? captured.profiles[0].profile : captured.profiles, modelOpts)
+    : buildHeapProfile(captured.profile, modelOpts)
+  const culprits = findCulprits(model, { limit: opts.culprits ?? 10 })
+  const base = opts.output
+  await mkdir(dirname(base) || '.', { recursive: true })
+  /** @type {[WrittenFile, string | Uint8Array][]} */
+  const outputs = [
+    [{ path: `${base}.html`, format: 'html' }, renderFlameHtml(model, { title: opts.title, culprits: culprits.slice(0, 5) })],
+    [{ path: `${base}.pb.gz`, format: 'pprof' }, modelToPprof(model)],
+    [{ path: `${base}.txt`, format: 'collapsed' }, modelToCollapsed(model)]
+  ]
+  if (opts.saveProfiles) {
+    if (captured.type === 'cpu') {
+      for (const { profile, label } of captured.profiles) {
+        const suffix = captured.profiles.length > 1 ? `.${slug(label)}` : ''
+        outputs.push([{ path: `${base}${suffix}.cpuprofile`, format: 'cpuprofile' }, JSON.stringify(profile)])
+      }
+    } else {
+      outputs.push([{ path: `${base}.heapprofile`, format: 'heapprofile' }, JSON.stringify(captured.profile)])
+    }
+  }
+  await Promise.all(outputs.map(([file, content]) => writeFile(file.path, content)))
+  return { files: outputs.map(([file]) => file), model, culprits }
+}
+
+/** @param {string} label */
+function slug (label) {
+  return label.trim().replace(/[^\w.-]+/g, '-').replace(/^-+|-+$/g, '') || 'thread'
+}

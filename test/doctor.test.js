@@ -1,0 +1,237 @@
+// hotpath doctor on every example server, through the CLI as a user runs it: the right category, the evidence, and
+// the code to blame; saved runs re-analyse to the same verdict; bad invocations fail with one clear line.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { hotpath, BIN, ROOT } from './helpers/cli.js'
+
+/**
+ * The 1-based line of the first line of a file that contains `text`.
+ * @param {string} file relative to the repository
+ * @param {string} text
+ */
+async function lineOf (file, text) {
+  const lines = (await readFile(join(ROOT, file), 'utf8')).split('\n')
+  const i = lines.findIndex(l => l.includes(text))
+  assert.ok(i !== -1, `${file} contains ${text}`)
+  return i + 1
+}
+
+/**
+ * Runs doctor on an example and returns its JSON diagnosis and terminal output.
+ * @param {string} example
+ * @param {string[]} [extra]
+ */
+async function doctor (example, extra = []) {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
+  const json = join(dir, 'diagnosis.json')
+  const save = join(dir, 'run')
+  const r = await hotpath(['doctor', '-d', '4', '--no-progress', '--save', save, '--json', json, ...extra, '--', process.execPath, `examples/${example}/server.js`], { env: { PORT: '0' }, timeout: 90000 })
+  assert.equal(r.code, 0, `doctor exited ${r.code}\n${r.stderr}\n${r.stdout}`)
+  return { d: JSON.parse(await readFile(json, 'utf8')), out: r.stdout, save }
+}
+
+/**
+ * @param {any} d
+ * @param {string} signal
+ */
+const evidence = (d, signal) => d.evidence.find((/** @type {any} */ e) => e.signal === signal)
+
+test('a healthy server is healthy, and the JSON keeps the contract', async () => {
+  const { d, out, save } = await doctor('hello')
+  assert.equal(d.category, 'healthy')
+  assert.equal(d.tool, 'hotpath')
+  assert.match(d.version, /^\d+\.\d+\.\d+/)
+  assert.equal(typeof d.summary, 'string')
+  for (const e of d.evidence) {
+    assert.deepEqual(Object.keys(e).filter(k => ['signal', 'value', 'unit', 'threshold', 'verdict'].includes(k)).sort(), ['signal', 'threshold', 'unit', 'value', 'verdict'])
+    assert.equal(typeof e.value, 'number')
+  }
+  for (const c of d.culprits) {
+    assert.equal(typeof c.function, 'string')
+    assert.equal(typeof c.file, 'string')
+    assert.ok(Number.isInteger(c.line) && c.line >= 1, `1-based line: ${c.line}`)
+    assert.ok(c.share >= 0 && c.share <= 1)
+    assert.ok(['app', 'dependency', 'node', 'v8'].includes(c.kind))
+    assert.doesNotMatch(c.file, /src\/(sampling|probe|profile)\//, 'hotpath\'s own probe is never a culprit')
+  }
+  assert.ok(d.recommendations.length > 0)
+  assert.ok(d.load.requests.total > 1000, 'the load result is included, autocannon-shaped')
+  assert.ok(d.processes.length >= 1 && d.processes[0].samples > 100)
+  assert.match(out, /^hotpath doctor: healthy/, 'the verdict comes first')
+  assert.match(out, /Evidence[\s\S]*Recommendations[\s\S]*Load:/)
+
+  // A saved run re-analyses to the same verdict without running anything.
+  const again = await hotpath(['doctor', '--analyse', save, '--json', '-'])
+  assert.equal(again.code, 0, again.stderr)
+  const d2 = JSON.parse(again.stdout)
+  assert.equal(d2.category, d.category)
+  assert.deepEqual(d2.evidence, d.evidence)
+  assert.deepEqual(d2.culprits, d.culprits)
+})
+
+test('event-loop: a login API hashing passwords synchronously; the culprit is the pbkdf2Sync line', async () => {
+  const { d } = await doctor('event-loop')
+  assert.equal(d.category, 'event-loop')
+  assert.equal(evidence(d, 'cpu-per-request').verdict, 'high')
+  const top = d.culprits[0]
+  assert.equal(top.function, 'hashPassword')
+  assert.equal(top.file, 'examples/event-loop/server.js')
+  assert.equal(top.line, await lineOf('examples/event-loop/server.js', 'return pbkdf2Sync('))
+  assert.ok(top.share > 0.5, `share ${top.share}`)
+})
+
+test('io: an API waiting on a slow upstream through a 5-socket agent', async () => {
+  const { d } = await doctor('io')
+  assert.equal(d.category, 'io')
+  assert.equal(evidence(d, 'server-time').verdict, 'mostly waiting')
+  const queue = evidence(d, 'agent-queue')
+  assert.ok(queue && queue.value > 0, 'requests waiting for a socket are evidence')
+  assert.match(queue.verdict, /maxSockets 5/)
+  const caller = d.culprits[0]
+  assert.equal(caller.file, 'examples/io/server.js')
+  assert.equal(caller.line, await lineOf('examples/io/server.js', 'http.get('), 'the outgoing call comes first')
+})
+
+test('gc: a report built from throw-away objects', async () => {
+  const { d } = await doctor('gc')
+  assert.equal(d.category, 'gc')
+  assert.ok(evidence(d, 'gc-time').value >= 0.1)
+  assert.ok(d.recommendations.some((/** @type {string} */ r) => r.includes('--max-semi-space-size')))
+  const allocators = d.culprits.filter((/** @type {any} */ c) => c.measure === 'allocations').map((/** @type {any} */ c) => c.function)
+  assert.ok(allocators.includes('buildReport') || allocators.includes('loadRows'), `allocation culprits: ${allocators}`)
+})
+
+test('memory-leak: an audit trail that only grows', async () => {
+  const { d } = await doctor('memory-leak')
+  assert.equal(d.category, 'memory-leak')
+  const growth = evidence(d, 'heap-growth')
+  assert.equal(growth.verdict, 'leak')
+  assert.ok(growth.value > 1e6, `grows ${growth.value} B/s`)
+  assert.equal(d.culprits[0].measure, 'allocations')
+  assert.equal(d.culprits[0].file, 'examples/memory-leak/server.js')
+})
+
+test('the listener-per-request bug: the line that adds the listener, and the hashing call', async () => {
+  const { d, out } = await doctor('listener-leak')
+  assert.equal(d.category, 'event-loop')
+  const leak = evidence(d, 'listener-growth')
+  assert.ok(leak.value >= 100, `${leak.value} listeners`)
+  assert.match(leak.label, /'after' listeners on App/)
+  const adds = d.culprits[0]
+  assert.equal(adds.measure, 'listeners')
+  assert.equal(adds.file, 'examples/listener-leak/etag.js')
+  assert.equal(adds.line, await lineOf('examples/listener-leak/etag.js', "app.on('after'"))
+  const hashing = d.culprits.find((/** @type {any} */ c) => c.function === 'computeEtag')
+  assert.ok(hashing, 'computeEtag is a culprit')
+  assert.equal(hashing.file, 'examples/listener-leak/etag.js')
+  const hashLines = [await lineOf('examples/listener-leak/etag.js', "createHash('sha512').update(url)"), await lineOf('examples/listener-leak/etag.js', "createHash('sha512').update(JSON")]
+  assert.ok(hashLines.includes(hashing.line), `line ${hashing.line} is a hashing call (${hashLines})`)
+  assert.ok(hashing.share > 0.3)
+  assert.match(out, /adds a listener for 'after' to App on every request/)
+})
+
+test('a cluster: every worker sampled and reported', async () => {
+  const { d } = await doctor('cluster')
+  assert.equal(d.category, 'healthy')
+  const workers = d.processes.filter((/** @type {any} */ p) => p.role === 'cluster-worker')
+  assert.equal(workers.length, 2)
+  for (const w of workers) {
+    assert.ok(w.serving)
+    assert.ok(w.samples > 50)
+    assert.ok(w.threads[0].requests > 0, 'each worker served requests')
+  }
+  assert.ok(d.processes.some((/** @type {any} */ p) => p.role === 'cluster-primary'))
+})
+
+test('worker threads: each thread sampled and reported', async () => {
+  const { d } = await doctor('worker-threads')
+  assert.equal(d.category, 'healthy')
+  const main = d.processes.find((/** @type {any} */ p) => p.serving)
+  const threads = main.threads.filter((/** @type {any} */ t) => t.threadId !== 0)
+  assert.equal(threads.length, 2)
+  for (const t of threads) {
+    assert.equal(t.role, 'worker-thread')
+    assert.ok(t.samples > 50)
+    assert.ok(t.utilization > 0.1, 'the pool threads do the work')
+  }
+})
+
+test('--on-port runs the user\'s own load; the window is its lifetime', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
+  const json = join(dir, 'd.json')
+  const r = await hotpath(['doctor', '--save', join(dir, 'run'), '--json', json, '--on-port', `"${process.execPath}" "${BIN}" load -c 2 -d 2 --no-progress http://127.0.0.1:$PORT/`, '--', process.execPath, 'examples/hello/server.js'], { env: { PORT: '0' } })
+  assert.equal(r.code, 0, r.stderr)
+  const d = JSON.parse(await readFile(json, 'utf8'))
+  assert.equal(d.category, 'healthy')
+  assert.equal(d.load, null)
+  assert.ok(d.run.window.end - d.run.window.start >= 1900)
+  assert.ok(evidence(d, 'requests-per-second').value > 100)
+})
+
+test('bad invocations: one clear line, non-zero exit, no stack trace', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
+  const cases = [
+    { args: ['doctor'], code: 2, error: /doctor needs the server command after --/ },
+    { args: ['doctor', '--', 'hotpath-no-such-command'], code: 2, error: /command not found: hotpath-no-such-command/ },
+    { args: ['doctor', '--listen-timeout', '1', '--', process.execPath, '-e', 'setTimeout(() => {}, 20000)'], code: 2, error: /did not start listening within 1 s/ },
+    { args: ['doctor', '--', process.execPath, '-e', 'console.error("cannot read config.yml"); process.exit(4)'], code: 2, error: /exited with code 4 before listening[\s\S]*\| cannot read config\.yml/ },
+    { args: ['doctor', '--analyse', join(dir, 'nothing-here')], code: 2, error: /no hotpath run in/ },
+    { args: ['doctor', '--analyse', dir, '--', 'node', 'x.js'], code: 2, error: /either --analyse <dir> or -- <command>/ },
+    { args: ['doctor', '-c', 'many', '--', 'node', 'x.js'], code: 2, error: /--connections must be a positive integer/ },
+    { args: ['doctor', 'server.js'], code: 2, error: /put the server command after --/ }
+  ]
+  for (const c of cases) {
+    const r = await hotpath([...c.args.slice(0, 1), '--save', join(dir, 'run'), ...c.args.slice(1)])
+    assert.equal(r.code, c.code, `${c.args.join(' ')}: ${r.stderr}`)
+    assert.match(r.stderr, c.error)
+    assert.doesNotMatch(r.stderr, /\n\s+at /)
+  }
+})
+
+test('a target that crashes mid-run is reported with what was collected', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
+  const script = join(dir, 'crash.mjs')
+  await writeFile(script, `
+    import http from 'node:http'
+    http.createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1')
+    setTimeout(() => { console.error('fatal: lost the database'); process.exit(9) }, 1500)
+  `)
+  const json = join(dir, 'd.json')
+  const r = await hotpath(['doctor', '-d', '10', '--no-progress', '--save', join(dir, 'run'), '--json', json, '--', process.execPath, script])
+  assert.equal(r.code, 1)
+  assert.match(r.stdout, /exited with code 9 during the run/)
+  assert.match(r.stdout, /\| fatal: lost the database/)
+  const d = JSON.parse(await readFile(json, 'utf8'))
+  assert.equal(d.run.exit.crashed, true)
+  assert.equal(d.run.exit.code, 9)
+  assert.ok(d.processes.length >= 1 && d.processes[0].samples > 50, 'samples up to the crash are kept')
+})
+
+test('Ctrl-C stops the target and still reports; nothing is left behind in the target\'s directory', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
+  const before = await readdir(ROOT)
+  const child = spawn(process.execPath, [BIN, 'doctor', '-d', '30', '--no-progress', '--save', join(dir, 'run'), '--', process.execPath, 'examples/hello/server.js'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (c) => { stdout += c })
+  child.stderr.setEncoding('utf8').on('data', (c) => {
+    stderr += c
+    if (c.includes('loading it')) setTimeout(() => child.kill('SIGINT'), 1500)
+  })
+  const code = await new Promise(resolve => child.on('close', resolve))
+  assert.equal(code, 0, stderr)
+  assert.match(stdout, /Stopped early \(interrupted\)/)
+  assert.match(stdout, /^hotpath doctor: /)
+  const pid = Number(/pid (\d+)\)/.exec(stderr)?.[1])
+  assert.ok(pid > 0)
+  assert.throws(() => process.kill(pid, 0), 'the target was stopped')
+  assert.deepEqual(await readdir(ROOT), before, 'no trace files in the working directory')
+})

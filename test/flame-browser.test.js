@@ -1,0 +1,126 @@
+// The flame graph page in a real headless Chromium: it must load without errors or network, draw, and respond to
+// search, clicks, toggles and programmatic zoom. Screenshots land in test/screenshots/ for a person to look at.
+import { test, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtemp, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { buildProfile, findCulprits } from 'hotpath'
+import { renderFlameHtml } from '../src/report/flame/index.js'
+import { browserSkip, launchBrowser } from './helpers/browser.js'
+import { recordCpuProfile } from './fixtures/profiles/record.js'
+
+const skip = browserSkip
+/** @type {Awaited<ReturnType<typeof launchBrowser>>} */
+let browser
+/** @type {string} */
+let page
+/** @type {import('../src/profile/culprits.js').Culprit[]} */
+let culprits
+
+before(async () => {
+  if (skip) return
+  const { profile } = await recordCpuProfile(fileURLToPath(new URL('./fixtures/profiles/listener-leak-server.js', import.meta.url)))
+  const model = buildProfile(profile)
+  culprits = findCulprits(model)
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-flame-page-'))
+  page = join(dir, 'flame.html')
+  await writeFile(page, renderFlameHtml(model, { title: 'listener leak' }))
+  browser = await launchBrowser()
+})
+
+after(async () => { await browser?.close() })
+
+/** @typedef {{ boxes: number, highlighted: number, kinds: Record<string, number>, zoomed: string | null }} Stats */
+/** @param {import('playwright-core').Page} p @returns {Promise<Stats>} */
+const stats = (p) => p.evaluate(() => /** @type {any} */ (window).flame.stats())
+
+test('the page loads with no console errors and no network requests, and draws frames', { skip }, async () => {
+  const opened = await browser.open(page)
+  const s = await stats(opened.page)
+  assert.deepEqual(opened.errors, [])
+  assert.deepEqual(opened.requests, [])
+  assert.ok(s.boxes > 20, `${s.boxes} boxes drawn`)
+  assert.ok(s.kinds.app > 0 && s.kinds.node > 0 && s.kinds.v8 > 0, JSON.stringify(s.kinds))
+  // the canvas really has paint on it (not just boxes counted)
+  const painted = await opened.page.evaluate(() => {
+    const c = /** @type {HTMLCanvasElement} */ (document.querySelector('canvas'))
+    const d = /** @type {CanvasRenderingContext2D} */ (c.getContext('2d')).getImageData(0, 0, c.width, Math.min(c.height, 200)).data
+    let n = 0
+    for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++
+    return n / (d.length / 4)
+  })
+  assert.ok(painted > 0.2, `painted ${painted}`)
+  assert.match(await opened.page.textContent('.hp-culprits') ?? '', /recordEtag/)
+  await opened.screenshot('flame-page')
+  await opened.page.close()
+})
+
+test('searching highlights the matching frames and reports their share', { skip }, async () => {
+  const { page: p, errors } = await browser.open(page)
+  await p.fill('.hp-search', 'recordEtag')
+  await p.press('.hp-search', 'Enter')
+  const s = await stats(p)
+  assert.ok(s.highlighted >= 1 && s.highlighted < s.boxes, JSON.stringify(s))
+  assert.match(await p.textContent('.hp-search-info') ?? '', /^1 function · \d+(\.\d)?%$/)
+  await p.fill('.hp-search', '/^(digest|update)$/')
+  await p.press('.hp-search', 'Enter')
+  assert.match(await p.textContent('.hp-search-info') ?? '', /^2 functions/)
+  await p.keyboard.press('Escape')
+  assert.equal((await stats(p)).highlighted, 0)
+  assert.deepEqual(errors, [])
+  await p.close()
+})
+
+test('clicking a frame zooms into it; clicking "all" zooms out', { skip }, async () => {
+  const { page: p, errors, screenshot } = await browser.open(page)
+  const at = await p.evaluate(() => /** @type {any} */ (window).flame.locate('recordEtag'))
+  assert.ok(at)
+  await p.mouse.click(at.x, at.y)
+  assert.equal((await stats(p)).zoomed, 'recordEtag')
+  assert.match(await p.textContent('.hp-crumbs') ?? '', /all.*recordEtag/)
+  await screenshot('flame-zoomed')
+  await p.click('.hp-crumb >> text=all')
+  assert.equal((await stats(p)).zoomed, null)
+  assert.deepEqual(errors, [])
+  await p.close()
+})
+
+test('toggles hide Node.js and V8 frames (their time goes to the caller) and colour by self time', { skip }, async () => {
+  const { page: p, errors, screenshot } = await browser.open(page)
+  const before = await stats(p)
+  await p.uncheck('input[name=show-node]')
+  await p.uncheck('input[name=show-v8]')
+  const hidden = await stats(p)
+  assert.equal(hidden.kinds.node, 0)
+  assert.equal(hidden.kinds.v8, 0)
+  assert.ok(hidden.kinds.app > 0)
+  assert.ok(hidden.boxes < before.boxes)
+  await p.selectOption('.hp-color', 'heat')
+  await screenshot('flame-app-only-heat')
+  await p.check('input[name=show-node]')
+  assert.ok((await stats(p)).kinds.node > 0)
+  await p.check('input[name=split]')
+  assert.ok((await stats(p)).boxes > 0)
+  assert.deepEqual(errors, [])
+  await p.close()
+})
+
+test('a culprit zooms the graph from the list and from code (zoomToFunction)', { skip }, async () => {
+  const { page: p, errors } = await browser.open(page)
+  await p.click('.hp-culprit >> nth=0')
+  assert.equal((await stats(p)).zoomed, culprits[0].function)
+  await p.evaluate(() => /** @type {any} */ (window).flame.reset())
+  const found = await p.evaluate((c) => /** @type {any} */ (window).flame.zoomToFunction(c), { function: 'digest', file: 'node:internal/crypto/hash' })
+  assert.equal(found, true)
+  const s = await stats(p)
+  assert.equal(s.zoomed, 'digest')
+  assert.ok(s.highlighted >= 1)
+  assert.equal(await p.evaluate(() => /** @type {any} */ (window).flame.zoomToFunction('noSuchFunction')), false)
+  // a row of the table zooms too
+  await p.click('.hp-row >> nth=0')
+  assert.notEqual((await stats(p)).zoomed, null)
+  assert.deepEqual(errors, [])
+  await p.close()
+})

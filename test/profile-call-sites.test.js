@@ -1,0 +1,63 @@
+// Finding the line of a call inside a function's source: code only, never strings, comments, regular expressions or
+// template text; and any text, however broken, is read without throwing.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { callLines, functionSource } from '../src/profile/call-sites.js'
+
+const source = `import { createHash } from 'node:crypto'
+function etag (body) {
+  // digest( in a comment is not a call
+  const note = 'digest(' + "createHash(" + \`digest( \${body.length} \`
+  const re = /digest\\(/g
+  const h = createHash('sha512')
+    .update(JSON.stringify(body))
+    .digest('hex')
+  return \`"\${h.slice(0, 8)}"\` + (note.length / 2) / 1
+}
+function other () { return digest() }
+const arrow = (x) => x.map(v => hash(v)).join(',')
+`
+
+test('a call is found on its line, inside the function only, outside literals and comments', () => {
+  const fn = functionSource(source, 2, 14)
+  assert.ok(fn)
+  assert.deepEqual(callLines(fn, 'digest'), [8])
+  assert.deepEqual(callLines(fn, 'createHash'), [6])
+  assert.deepEqual(callLines(fn, 'update'), [7])
+  assert.deepEqual(callLines(fn, 'stringify'), [7])
+  assert.deepEqual(callLines(fn, 'slice'), [9])
+  assert.deepEqual(callLines(fn, 'etag'), [], 'its own name is not a call')
+  // V8's names: class-qualified, bound, getters
+  assert.deepEqual(callLines(fn, 'Hash.digest'), [8])
+  assert.deepEqual(callLines(fn, 'bound digest'), [8])
+  assert.deepEqual(callLines(fn, 'get length'), [4, 9], 'a getter is a property read: in the template expression and in the code')
+  const arrow = functionSource(source, 12, 14)
+  assert.ok(arrow)
+  assert.deepEqual(callLines(arrow, 'hash'), [12])
+  assert.equal(arrow.code.includes('const'), false, 'an expression arrow ends with its expression')
+})
+
+test('the whole script is the function at its very start (module code)', () => {
+  const fn = functionSource(source, 1, 0)
+  assert.ok(fn)
+  assert.deepEqual(callLines(fn, 'digest'), [8, 11])
+})
+
+test('positions outside the text, and broken code, give null or nothing, never an exception', () => {
+  assert.equal(functionSource(source, 999, 0), null)
+  assert.equal(functionSource(source, 2, 999), null)
+  let seed = 1
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648)
+  const alphabet = 'ab(){}[]/\\*`\'"$ \n;,=>digest.'
+  for (let i = 0; i < 3000; i++) {
+    let text = ''
+    const n = Math.floor(rand() * 200)
+    for (let j = 0; j < n; j++) text += alphabet[Math.floor(rand() * alphabet.length)]
+    const fn = functionSource(text, 1, Math.floor(rand() * 5))
+    if (fn) {
+      const lines = callLines(fn, 'digest')
+      const total = text.split('\n').length
+      for (const l of lines) assert.ok(l >= 1 && l <= total)
+    }
+  }
+})
