@@ -15,6 +15,9 @@ export {
   TYPE_HEALTH_CHECK
 } from './protection/protection.js'
 
+// Profile on demand: a CPU and heap profile of the live process, on a signal, a call or a token-guarded HTTP trigger.
+export { Profiler, profiler } from './profiling.js'
+
 // The building blocks, shared with the probe.
 export { Sampler } from '../sampling/sampler.js'
 export { ListenerWatcher } from '../sampling/listeners.js'
@@ -41,3 +44,7 @@ export { registerMetrics } from './metrics/index.js'
 /** @typedef {import('./protection/protection.js').PressureType} PressureType */
 /** @typedef {import('./metrics/index.js').MetricsOptions} MetricsOptions */
 /** @typedef {import('./metrics/index.js').RuntimeMetrics} RuntimeMetrics */
+/** @typedef {import('./profiling.js').ProfilerOptions} ProfilerOptions */
+/** @typedef {import('./profiling.js').CaptureOptions} CaptureOptions */
+/** @typedef {import('./profiling.js').CaptureResult} CaptureResult */
+/** @typedef {import('./profiling.js').HttpTriggerOptions} HttpTriggerOptions */
