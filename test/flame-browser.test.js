@@ -16,6 +16,8 @@ const skip = browserSkip
 let browser
 /** @type {string} */
 let page
+/** @type {string} the same profile, with V8's "not optimised" reason on the listener's node */
+let deoptPage
 /** @type {import('../src/profile/culprits.js').Culprit[]} */
 let culprits
 
@@ -27,12 +29,16 @@ before(async () => {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-flame-page-'))
   page = join(dir, 'flame.html')
   await writeFile(page, renderFlameHtml(model, { title: 'listener leak' }))
+  const marked = structuredClone(profile)
+  for (const n of marked.nodes) if (n.callFrame.functionName === 'recordEtag') n.deoptReason = 'Optimization is always disabled'
+  deoptPage = join(dir, 'deopt.html')
+  await writeFile(deoptPage, renderFlameHtml(buildProfile(marked)))
   browser = await launchBrowser()
 })
 
 after(async () => { await browser?.close() })
 
-/** @typedef {{ boxes: number, highlighted: number, kinds: Record<string, number>, zoomed: string | null }} Stats */
+/** @typedef {{ boxes: number, highlighted: number, notOptimised: number, kinds: Record<string, number>, zoomed: string | null }} Stats */
 /** @param {import('playwright-core').Page} p @returns {Promise<Stats>} */
 const stats = (p) => p.evaluate(() => /** @type {any} */ (window).flame.stats())
 
@@ -101,8 +107,19 @@ test('toggles hide Node.js and V8 frames (their time goes to the caller) and col
   await screenshot('flame-app-only-heat')
   await p.check('input[name=show-node]')
   assert.ok((await stats(p)).kinds.node > 0)
+  assert.equal(await p.locator('input[name=split]').count(), 0, 'nothing to split: no toggle')
+  assert.deepEqual(errors, [])
+  await p.close()
+})
+
+test('split not-optimised: frames V8 would not optimise stand apart, with the reason', { skip }, async () => {
+  const { page: p, errors } = await browser.open(deoptPage)
+  assert.equal((await stats(p)).notOptimised, 0, 'merged by default')
   await p.check('input[name=split]')
-  assert.ok((await stats(p)).boxes > 0)
+  assert.ok((await stats(p)).notOptimised >= 1)
+  const at = await p.evaluate(() => /** @type {any} */ (window).flame.locate('recordEtag'))
+  await p.mouse.move(at.x, at.y)
+  assert.match(await p.textContent('.hp-tip') ?? '', /not optimised: Optimization is always disabled/)
   assert.deepEqual(errors, [])
   await p.close()
 })

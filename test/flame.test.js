@@ -95,7 +95,7 @@ test('flame: mistakes are one line and exit 2', async () => {
     [['--from', profileFile, '--', 'node', 'x.js'], /either --from/],
     [['--from', profileFile, '--top', 'x'], /--top/],
     [['--bogus'], /unknown option '--bogus'/],
-    [['--', 'node', 'server.js'], /needs the probe/]
+    [['--', 'hotpath-no-such-command'], /command not found: hotpath-no-such-command/]
   ]
   for (const [args, message] of /** @type {[string[], RegExp][]} */ (cases)) {
     const r = await hotpath(['flame', ...args])
@@ -103,6 +103,10 @@ test('flame: mistakes are one line and exit 2', async () => {
     assert.match(r.stderr, message)
     assert.equal(r.stderr.trim().split('\n').length, 1, `one line: ${r.stderr}`)
   }
+  // a target that fails shows its last lines of stderr under the one-line error
+  const exits = await hotpath(['flame', '--', process.execPath, join(dir, 'no-such-server.js')])
+  assert.equal(exits.code, 2)
+  assert.match(exits.stderr, /^hotpath flame: the target exited with code 1 before listening\n {2}\| /)
   const help = await hotpath(['flame', '--help'])
   assert.equal(help.code, 0)
   assert.match(help.stdout, /--from <file>/)

@@ -65,9 +65,10 @@ test('percentiles match a server with known delays, with microsecond resolution'
   try {
     const r = await load({ url: server.url, connections: 10, amount: 600 })
     assert.ok(r.latency.min >= 13.5, `min ${r.latency.min}`)
-    assert.ok(r.latency.p50 >= 13.5 && r.latency.p50 < 25, `p50 ${r.latency.p50}`)
-    assert.ok(r.latency.p99 >= 58.5 && r.latency.p99 < 75, `p99 ${r.latency.p99}`)
-    assert.ok(r.latency.max < 90, `max ${r.latency.max}`)
+    // upper bounds leave room for late timers on a busy machine; the lower bounds are what a wrong clock would break
+    assert.ok(r.latency.p50 >= 13.5 && r.latency.p50 < 35, `p50 ${r.latency.p50}`)
+    assert.ok(r.latency.p99 >= 58.5 && r.latency.p99 < 100, `p99 ${r.latency.p99}`)
+    assert.ok(r.latency.max < 150, `max ${r.latency.max}`)
     // whole milliseconds would hide the sub-millisecond part every one of these has
     assert.ok(!Number.isInteger(r.latency.p50) || !Number.isInteger(r.latency.p99), 'sub-millisecond precision')
   } finally {

@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url'
 import { buildProfile } from '../profile/model.js'
 import { findAllocationCulprits, findCulprits } from '../profile/culprits.js'
-import { displayPath } from './paths.js'
-import { readProfileFile } from './run-data.js'
+import { appRootOf, displayPath } from './paths.js'
+import { readRunProfile } from './run-data.js'
 import { THRESHOLDS } from './rules.js'
 
 /**
@@ -31,16 +31,17 @@ export function collectCulprits (data, signals, category, opts = {}) {
   const serving = data.threads.filter(t => t.listening.some(l => l.port === signals.port))
   const threads = serving.length > 0 ? serving : data.threads.filter(t => t.pid === data.run.listening.pid)
   const cwd = String(threads[0]?.hello.cwd ?? data.run.cwd)
+  const appRoot = threads[0] ? appRootOf(threads[0].hello, data.run.cwd) : cwd
 
   // One model over every serving thread (cluster workers run the same code): shares are of their CPU together.
   const cpuProfiles = threads
-    .map(t => ({ profile: readProfileFile(data, t.profiles.cpu), label: `pid ${t.pid}${t.threadId ? ` thread ${t.threadId}` : ''}` }))
+    .map(t => ({ profile: readRunProfile(data, t.profiles.cpu), label: `pid ${t.pid}${t.threadId ? ` thread ${t.threadId}` : ''}` }))
     .filter(p => p.profile !== null)
   /** @type {Culprit[]} */
   let cpu = []
   if (cpuProfiles.length > 0) {
     try {
-      const model = buildProfile(cpuProfiles.length === 1 ? cpuProfiles[0].profile : cpuProfiles, { appRoot: cwd, sourceMaps: true })
+      const model = buildProfile(cpuProfiles.length === 1 ? cpuProfiles[0].profile : cpuProfiles, { appRoot, sourceMaps: true })
       cpu = findCulprits(model, { limit: 15 }).filter(c => !isOwnFile(c.file)).map(c => toCulprit(c, 'cpu', cwd))
     } catch {}
   }
@@ -50,10 +51,10 @@ export function collectCulprits (data, signals, category, opts = {}) {
   const allocationLists = []
   if (category === 'gc' || category === 'memory-leak') {
     for (const t of threads) {
-      const heap = readProfileFile(data, t.profiles[heapKey] ?? t.profiles.heapAllocations)
+      const heap = readRunProfile(data, t.profiles[heapKey] ?? t.profiles.heapAllocations)
       if (!heap) continue
       try {
-        allocationLists.push(findAllocationCulprits(heap, { appRoot: cwd, limit: 15 }).filter(c => !isOwnFile(c.file)).map(c => toCulprit(c, 'allocations', cwd)))
+        allocationLists.push(findAllocationCulprits(heap, { appRoot, limit: 15 }).filter(c => !isOwnFile(c.file)).map(c => toCulprit(c, 'allocations', cwd)))
       } catch {}
     }
   }

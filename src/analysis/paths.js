@@ -1,4 +1,5 @@
-import { isAbsolute, relative } from 'node:path'
+import { existsSync } from 'node:fs'
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 /**
@@ -18,4 +19,24 @@ export function displayPath (file, cwd) {
     if (rel !== '' && !rel.startsWith('..') && !isAbsolute(rel)) return rel
   }
   return path
+}
+
+/**
+ * Where the user's code lives, for telling it from packages: the nearest directory above the process's main script
+ * that holds a package.json (outside node_modules), else the process's working directory.
+ * @param {{ argv?: unknown, cwd?: unknown }} hello what the probe said of the process
+ * @param {string} fallback
+ */
+export function appRootOf (hello, fallback) {
+  const cwd = typeof hello.cwd === 'string' ? hello.cwd : fallback
+  const main = Array.isArray(hello.argv) && typeof hello.argv[1] === 'string' ? resolve(cwd, hello.argv[1]) : null
+  if (main === null) return cwd
+  let dir = dirname(main)
+  while (!/[\\/]node_modules$/.test(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir
+    const up = dirname(dir)
+    if (up === dir) break
+    dir = up
+  }
+  return cwd
 }

@@ -40,6 +40,8 @@ export const THRESHOLDS = {
   serverTime: 5,
   /** share of server time spent on the CPU under which a request is mostly waiting */
   cpuOfServerTime: 0.1,
+  /** cores a serving process may use and still be called idle (waiting) */
+  waitingCores: 0.5,
   /** listeners for one event on one emitter */
   listeners: 100,
   /** cores' worth of CPU used by other processes during the run, above which the figures may be distorted */
@@ -98,6 +100,7 @@ export const RULES = [
     // waiting on something outside the process — not on its own busy worker threads
     holds: (s) => s.loop.utilization < THRESHOLDS.idle &&
       s.helpers.utilization < THRESHOLDS.busy &&
+      s.cpu.percent < THRESHOLDS.waitingCores * s.servingProcesses &&
       s.requests.serverTimeMean >= THRESHOLDS.serverTime &&
       s.cpu.perRequestMs <= THRESHOLDS.cpuOfServerTime * s.requests.serverTimeMean,
     decisive: ['server-time', 'event-loop-utilization'],
@@ -117,11 +120,13 @@ export const RULES = [
 function isLeak (s) {
   const t = s.memory.trend
   if (t === null || !(t.slope > 0) || t.r2 < THRESHOLDS.leakR2) return false
-  // The per-second floor also rises with old-generation garbage that no full collection has reclaimed yet: without
-  // three full collections to go on, ask for twice the growth and a stronger trend.
-  const strict = t.basis === 'floor' ? 2 : 1
-  return t.t >= THRESHOLDS.leakT * strict && t.growth >= THRESHOLDS.leakBytes * strict &&
-    t.growth >= THRESHOLDS.leakRatio * t.start
+  if (t.basis === 'floor') {
+    // The floor also rises with old-generation garbage no full collection has reclaimed yet: only two full
+    // collections that left the heap clearly higher tell a leak from garbage, and the floor must rise twice as surely.
+    if (t.rise === null || t.rise < THRESHOLDS.leakBytes) return false
+    return t.t >= 2 * THRESHOLDS.leakT && t.growth >= 2 * THRESHOLDS.leakBytes && t.growth >= THRESHOLDS.leakRatio * t.start
+  }
+  return t.t >= THRESHOLDS.leakT && t.growth >= THRESHOLDS.leakBytes && t.growth >= THRESHOLDS.leakRatio * t.start
 }
 
 /**
@@ -204,7 +209,13 @@ export function collectEvidence (s, category) {
       value: round(s.memory.trend?.slope ?? 0, 0),
       unit: 'B/s',
       threshold: null,
-      verdict: isLeak(s) ? 'leak' : s.memory.trend === null ? 'too few seconds to tell' : 'flat'
+      verdict: isLeak(s)
+        ? 'leak'
+        : s.memory.trend === null
+          ? 'too few seconds to tell'
+          : s.memory.trend.fullCollections < 2 && s.memory.trend.slope > THRESHOLDS.leakBytes / s.window.seconds
+            ? 'rising, but no two full GCs to tell a leak from garbage: run longer'
+            : 'flat'
     },
     {
       signal: 'server-time',

@@ -103,7 +103,7 @@ function readThread (file) {
  * @param {string | undefined} name
  * @returns {any}
  */
-export function readProfileFile (data, name) {
+export function readRunProfile (data, name) {
   if (!name || !/^[\w.-]+$/.test(name)) return null
   try {
     return JSON.parse(readFileSync(join(data.dir, name), 'utf8'))

@@ -7,7 +7,7 @@ import { linearFit, mean } from './stats.js'
 
 /**
  * @typedef {object} HeapTrend
- * @property {'major-gc' | 'floor'} basis what was fitted: the heap after each full collection, or the per-second floor
+ * @property {'major-gc' | 'floor'} basis what was fitted: the heap after each full collection, or its floor
  * @property {number} points how many values were fitted
  * @property {number} slope bytes per second
  * @property {number} r2
@@ -15,6 +15,8 @@ import { linearFit, mean } from './stats.js'
  * @property {number} start bytes at the start of the window
  * @property {number} growth bytes gained over the window
  * @property {number} seconds
+ * @property {number} fullCollections full (mark-compact) collections in the window
+ * @property {number | null} rise heap after the last full collection minus after the first (null with fewer than two)
  */
 
 /**
@@ -37,6 +39,7 @@ import { linearFit, mean } from './stats.js'
  * @typedef {object} Signals
  * @property {{ start: number, end: number, seconds: number }} window
  * @property {number} port
+ * @property {number} servingProcesses processes listening on the loaded port
  * @property {number} samples serving-thread samples in the window
  * @property {number} coverage seconds of the window the serving threads' samples cover (per thread, on average); a
  *   blocked loop samples rarely, but each sample then covers a long interval
@@ -143,6 +146,7 @@ export function computeSignals (data) {
   return {
     window: { start, end, seconds },
     port,
+    servingProcesses: servingPids.size,
     samples: servingSamples.length,
     coverage: servingSamples.reduce((a, x) => a + x.interval, 0) / 1000 / Math.max(1, serving.length),
     requests: {
@@ -196,8 +200,9 @@ const key = (t) => `${t.pid}-${t.threadId}`
 /**
  * The trend of what survives garbage collection. Best evidence: the heap left right after each full (mark-compact)
  * collection — old-generation garbage is gone then, so only live data remains. With fewer than three full collections
- * in the window, the heap's floor second by second (its lowest point, after the scavenges) stands in; that floor also
- * rises with old-generation garbage not yet collected, so the rules ask more of it.
+ * in the window, the heap's floor (its lowest point in each quarter second, after the scavenges) is fitted instead,
+ * with how much the heap after the last full collection exceeds that after the first: that floor also rises with
+ * old-generation garbage not yet collected, so the rules ask more of it.
  * @param {Sample[]} samples
  * @param {number} start
  * @returns {HeapTrend | null}
@@ -205,33 +210,38 @@ const key = (t) => `${t.pid}-${t.threadId}`
 export function heapTrend (samples, start) {
   const afterMajor = samples.filter(s => (s.gc.byKind?.['mark-compact']?.count ?? 0) > 0)
   if (afterMajor.length >= 3) {
-    return fitTrend(afterMajor.map(s => (s.time - start) / 1000), afterMajor.map(s => s.memory.heapUsed), 'major-gc', samples)
+    return fitTrend(afterMajor.map(s => (s.time - start) / 1000), afterMajor.map(s => s.memory.heapUsed), 'major-gc', samples, afterMajor)
   }
   /** @type {Map<number, number>} */
   const floor = new Map()
   for (const s of samples) {
-    const second = Math.floor((s.time - start) / 1000)
+    const bucket = Math.floor((s.time - start) / FLOOR_BUCKET)
     const v = s.memory.heapUsed
-    const low = floor.get(second)
-    if (low === undefined || v < low) floor.set(second, v)
+    const low = floor.get(bucket)
+    if (low === undefined || v < low) floor.set(bucket, v)
   }
   if (floor.size < 3) return null
-  return fitTrend([...floor.keys()].map(x => x + 0.5), [...floor.values()], 'floor', samples)
+  return fitTrend([...floor.keys()].map(x => (x + 0.5) * FLOOR_BUCKET / 1000), [...floor.values()], 'floor', samples, afterMajor)
 }
+
+const FLOOR_BUCKET = 250
 
 /**
  * @param {number[]} xs seconds into the window
  * @param {number[]} ys bytes
  * @param {HeapTrend['basis']} basis
  * @param {Sample[]} samples
+ * @param {Sample[]} afterMajor samples that saw a full collection
  * @returns {HeapTrend}
  */
-function fitTrend (xs, ys, basis, samples) {
+function fitTrend (xs, ys, basis, samples, afterMajor) {
   const fit = linearFit(xs, ys)
   const seconds = samples.length > 1 ? (samples[samples.length - 1].time - samples[0].time) / 1000 : 0
   return {
     basis,
     points: xs.length,
+    fullCollections: afterMajor.length,
+    rise: afterMajor.length >= 2 ? afterMajor[afterMajor.length - 1].memory.heapUsed - afterMajor[0].memory.heapUsed : null,
     slope: fit.slope,
     r2: fit.r2,
     t: Number.isFinite(fit.slopeStdErr) && fit.slopeStdErr > 0 ? fit.slope / fit.slopeStdErr : (fit.slope > 0 ? Infinity : 0),
@@ -250,8 +260,11 @@ function fitTrend (xs, ys, basis, samples) {
 function combineTrends (trends) {
   if (trends.length === 0) return null
   if (trends.length === 1) return trends[0]
+  const rises = trends.map(t => t.rise)
   return {
     basis: trends.every(t => t.basis === 'major-gc') ? 'major-gc' : 'floor',
+    fullCollections: Math.min(...trends.map(t => t.fullCollections)),
+    rise: rises.every(r => r !== null) ? rises.reduce((a, r) => a + /** @type {number} */ (r), 0) : null,
     points: Math.min(...trends.map(t => t.points)),
     slope: trends.reduce((a, t) => a + t.slope, 0),
     r2: Math.min(...trends.map(t => t.r2)),

@@ -1,4 +1,4 @@
-import { readFile, stat, mkdir, writeFile } from 'node:fs/promises'
+import { stat, mkdir, writeFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { UsageError } from '../errors.js'
@@ -8,6 +8,7 @@ import { compareResults } from '../load/compare.js'
 import { readResultFile } from '../load/result-file.js'
 import { formatBytes, formatCount, formatMs, formatPercent, table } from '../report/format.js'
 import { formatChange, openInBrowser, relativeChange, renderCompareReport, runFigures } from '../report/html/index.js'
+import { readJsonFile } from '../read-json.js'
 import { numberFlag } from './args.js'
 
 /** @type {import('./args.js').CommandSpec} */
@@ -133,11 +134,7 @@ async function readInput (path) {
     const runData = readRun(path)
     return { path, load: runData.run.load, diagnosis: diagnose(runData), runData }
   }
-  /** @type {any} */
-  let data = null
-  try {
-    data = JSON.parse(await readFile(path, 'utf8'))
-  } catch {}
+  const data = /** @type {any} */ (await readJsonFile(path, 'a hotpath load or doctor result, or a doctor run directory'))
   if (data?.tool === 'hotpath' && typeof data.category === 'string' && Array.isArray(data.evidence)) {
     const diagnosis = /** @type {import('../analysis/diagnose.js').Diagnosis} */ (data)
     const load = data.load?.hotpath?.shard ? data.load : null

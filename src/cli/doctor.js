@@ -5,11 +5,8 @@ import { diagnose } from '../analysis/diagnose.js'
 import { readRun } from '../analysis/run-data.js'
 import { formatDiagnosis } from '../report/doctor-text.js'
 import { openInBrowser, renderReport } from '../report/html/index.js'
-import { Progress } from '../report/progress.js'
-import { recordRun } from '../run/doctor-run.js'
-import { preparePlan } from '../load/load.js'
-import { durationFlag, numberFlag } from './args.js'
-import { LOAD_FLAGS, loadOptionsFromFlags } from './load-options.js'
+import { numberFlag } from './args.js'
+import { recordFromFlags, TARGET_FLAGS } from './target-run.js'
 
 /** @type {import('./args.js').CommandSpec} */
 export const spec = {
@@ -19,11 +16,7 @@ export const spec = {
     'memory-leak or healthy — with the evidence, the function, file and line to blame, and what to do. Works for any\n' +
     'command that runs node (node app.js, npm start, node --import tsx app.ts), cluster workers and worker threads.',
   options: {
-    ...LOAD_FLAGS,
-    path: { type: 'string', value: 'path', description: 'the path to load', default: '/' },
-    port: { type: 'string', value: 'N', description: 'load this port (default: the first one the target listens on)' },
-    'listen-timeout': { type: 'string', value: 'time', description: 'how long to wait for the target to listen', default: '30s' },
-    'on-port': { type: 'string', value: 'command', description: 'run this shell command as the load instead ($PORT is set)' },
+    ...TARGET_FLAGS,
     json: { type: 'string', value: 'file', description: 'write the diagnosis as JSON to a file (- for stdout)' },
     report: { type: 'string', value: 'file', description: 'write the HTML report (verdict, charts, flame graph) here', default: '<run-dir>/report.html' },
     open: { type: 'boolean', description: 'open the HTML report in a browser ($BROWSER, else the system\'s)' },
@@ -33,8 +26,7 @@ export const spec = {
     'profile-interval': { type: 'string', value: 'µs', description: 'CPU profile sampling interval', default: '1000' },
     'no-profile': { type: 'boolean', description: 'do not CPU-profile the target (no culprits from CPU time)' },
     'heap-interval': { type: 'string', value: 'bytes', description: 'heap sampling interval for allocation culprits (0: off)', default: '65536' },
-    'fail-on-problem': { type: 'boolean', description: 'exit 1 unless the verdict is healthy' },
-    'no-progress': { type: 'boolean', description: 'no progress bar' }
+    'fail-on-problem': { type: 'boolean', description: 'exit 1 unless the verdict is healthy' }
   },
   details: 'Examples:\n' +
     '  hotpath doctor -- node server.js\n' +
@@ -59,38 +51,13 @@ export async function run ({ values, positionals, command }, io) {
   }
   if (command.length === 0) throw new UsageError('doctor needs the server command after -- (e.g. hotpath doctor -- node server.js)')
 
-  const path = str('path') ?? '/'
-  if (!path.startsWith('/')) throw new UsageError(`--path must start with '/', got '${path}'`)
-  const loadOptions = await loadOptionsFromFlags(values)
-  // Validate the load before starting anything, so a bad flag never costs a started server.
-  const { plan } = preparePlan({ ...loadOptions, url: `http://127.0.0.1:1${path}` })
   const runDir = str('save') ?? join('.hotpath', `${new Date().toISOString().replace(/[:.]/g, '-')}-doctor`)
-  const interval = numberFlag('interval', str('interval') ?? '10')
-  const profileInterval = values['no-profile'] ? 0 : numberFlag('profile-interval', str('profile-interval') ?? '1000', { integer: true })
-  const heapInterval = numberFlag('heap-interval', str('heap-interval') ?? '65536', { integer: true, allowZero: true })
-
-  const progress = new Progress(io.stderr, { duration: plan.duration, amount: plan.amount, warmup: plan.warmup })
-  if (values['no-progress'] || str('on-port') !== undefined) progress.enabled = false
-  const abort = new AbortController()
-  io.stopOnSignal(() => abort.abort())
-  const record = await recordRun({
-    command,
+  const record = await recordFromFlags(values, command, io, {
     runDir,
-    load: loadOptions,
-    path,
-    port: numberFlag('port', str('port'), { integer: true }),
-    onPort: str('on-port'),
-    listenTimeout: /** @type {number} */ (durationFlag('listen-timeout', str('listen-timeout') ?? '30s')),
-    interval: /** @type {number} */ (interval),
-    profileInterval: /** @type {number} */ (profileInterval),
-    heapInterval: /** @type {number} */ (heapInterval),
-    signal: abort.signal,
-    status: (line) => {
-      io.stderr.write(`${line}\n`)
-      progress.start()
-    },
-    onBin: (bin) => progress.onBin(bin)
-  }).finally(() => progress.stop())
+    interval: /** @type {number} */ (numberFlag('interval', str('interval') ?? '10')),
+    profileInterval: values['no-profile'] ? 0 : /** @type {number} */ (numberFlag('profile-interval', str('profile-interval') ?? '1000', { integer: true })),
+    heapInterval: /** @type {number} */ (numberFlag('heap-interval', str('heap-interval') ?? '65536', { integer: true, allowZero: true }))
+  })
   io.stderr.write('Analysing…\n')
   const code = await report(diagnose(readRun(runDir)), jsonFile, values, io)
   return record.exit.crashed ? 1 : code

@@ -1,10 +1,15 @@
 import { basename, dirname, extname, join, resolve } from 'node:path'
-import { stat } from 'node:fs/promises'
-import { UsageError } from '../errors.js'
+import { mkdtemp, rm, stat } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { TargetError, UsageError } from '../errors.js'
+import { appRootOf } from '../analysis/paths.js'
+import { readRun, readRunProfile } from '../analysis/run-data.js'
 import { readProfileFile } from '../profile/cpuprofile.js'
 import { writeProfileFiles } from '../profile/write-files.js'
 import { formatCulprits } from '../report/flame/culprits-text.js'
-import { LOAD_FLAGS } from './load-options.js'
+import { describeExit } from '../run/target-process.js'
+import { numberFlag } from './args.js'
+import { recordFromFlags, TARGET_FLAGS } from './target-run.js'
 
 /** @type {import('./args.js').CommandSpec} */
 export const spec = {
@@ -22,7 +27,7 @@ export const spec = {
     top: { type: 'string', value: 'N', description: 'culprits to print', default: '5' },
     json: { type: 'boolean', description: 'print the files written and the culprits as JSON' },
     interval: { type: 'string', value: 'µs', description: 'with -- <command>: sampling interval', default: '1000' },
-    ...LOAD_FLAGS
+    ...TARGET_FLAGS
   },
   details: 'Examples:\n' +
     '  node --cpu-prof server.js            # writes CPU.<date>.<pid>.cpuprofile on exit\n' +
@@ -44,9 +49,8 @@ export async function run (args, io) {
   if (from.length === 0 && command.length === 0) throw new UsageError('flame needs --from <file.cpuprofile> or -- <command> (see hotpath flame --help)')
   const top = Number(values.top ?? 5)
   if (!Number.isInteger(top) || top < 0) throw new UsageError(`--top must be a non-negative integer, got '${values.top}'`)
-  const appRoot = typeof values['app-root'] === 'string' ? resolve(values['app-root']) : undefined
-
-  const captured = from.length > 0 ? await readInputs(from) : await captureLive()
+  const { appRoot: liveRoot, ...captured } = from.length > 0 ? { ...(await readInputs(from)), appRoot: undefined } : await captureLive(values, command, io)
+  const appRoot = typeof values['app-root'] === 'string' ? resolve(values['app-root']) : liveRoot
   const output = await outputBase(/** @type {string | undefined} */ (values.output), from[0])
   const title = /** @type {string | undefined} */ (values.title) ??
     (from.length > 0 ? from.map(f => basename(f)).join(', ') : command.join(' '))
@@ -63,13 +67,35 @@ export async function run (args, io) {
 }
 
 /**
- * What the live mode must produce: CPU profiles of every process and thread of the target over the load window.
- * The probe that records them is not part of this build yet.
- * It will take the parsed args (load flags, --interval, the command) and io, as `hotpath load` does.
- * @returns {Promise<Parameters<typeof writeProfileFiles>[0]>}
+ * Starts the target under the probe, loads it, and returns the CPU profiles of its serving processes and their threads
+ * over exactly the load window. Runtime sampling is slowed to 100 ms: a flame graph needs only the profile.
+ * @param {Record<string, unknown>} values
+ * @param {string[]} command
+ * @param {import('./main.js').Io} io
+ * @returns {Promise<Parameters<typeof writeProfileFiles>[0] & { appRoot?: string }>}
  */
-async function captureLive () {
-  throw new UsageError('profiling a command under load needs the probe, which this build does not have yet: record with `node --cpu-prof server.js` and use --from <file.cpuprofile>')
+async function captureLive (values, command, io) {
+  const profileInterval = /** @type {number} */ (numberFlag('interval', /** @type {string | undefined} */ (values.interval) ?? '1000', { integer: true }))
+  const runDir = await mkdtemp(join(tmpdir(), 'hotpath-flame-'))
+  try {
+    const record = await recordFromFlags(values, command, io, { runDir, interval: 100, profileInterval, heapInterval: 0 })
+    if (record.exit.crashed) {
+      io.stderr.write(`hotpath flame: the target exited ${describeExit({ ...record.exit, stoppedByUs: false, signal: /** @type {NodeJS.Signals | null} */ (record.exit.signal) })} during the run; the profile covers the run until then.\n`)
+    }
+    const data = readRun(runDir)
+    const serving = new Set(data.threads.filter(t => t.listening.some(l => l.port === record.listening.port)).map(t => t.pid))
+    const profiles = data.threads
+      .filter(t => t.profiles.cpu && (serving.size === 0 || serving.has(t.pid)))
+      .map(t => ({ profile: readRunProfile(data, t.profiles.cpu), label: t.threadId ? `pid ${t.pid} thread ${t.threadId}` : `pid ${t.pid}` }))
+      .filter(p => p.profile !== null)
+    if (profiles.length === 0) {
+      throw new TargetError('no CPU profile was recorded: the target stopped before the load ended, or its processes do not run node', { exitCode: 1, stderr: record.stderr })
+    }
+    const main = data.threads.find(t => serving.has(t.pid)) ?? data.threads[0]
+    return { type: 'cpu', profiles, appRoot: main ? appRootOf(main.hello, data.run.cwd) : undefined }
+  } finally {
+    await rm(runDir, { recursive: true, force: true })
+  }
 }
 
 /**

@@ -88,7 +88,11 @@
     toggle('show-node', 'Node.js frames', true, 'Show frames of Node.js internals; hidden, their time goes to their caller', (on) => { state.hide.node = !on; rebuild() })
     toggle('show-v8', 'V8 frames', true, 'Show GC, (program) and native frames; hidden, their time goes to their caller', (on) => { state.hide.v8 = !on; rebuild() })
     toggle('show-dependency', 'dependencies', true, 'Show frames of packages in node_modules', (on) => { state.hide.dependency = !on; rebuild() })
-    toggle('split', 'split not-optimised', false, 'V8 merges a function\'s optimised and unoptimised code into one frame. Split shows apart the frames V8 reported it would not optimise (with the reason); merged shows one frame per function.', (on) => { state.split = on; rebuild() })
+    // V8's CPU profiler merges a function's optimised and unoptimised code into one node; what it does say is why it
+    // would not optimise a function (deoptReason). The toggle appears when a profile carries such reasons.
+    if (data.deopts.length > 0) {
+      toggle('split', 'split not-optimised', false, 'Show apart (hatched) the frames V8 said it would not optimise, with the reason; merged: one frame per function.', (on) => { state.split = on; rebuild() })
+    }
     const reset = el('button', 'hp-reset', 'Reset zoom')
     const crumbs = el('div', 'hp-crumbs', '')
     if (opts.toolbar) {
@@ -380,38 +384,28 @@
         searchInfo.textContent = ''
         return
       }
-      // The share of the profile under a match, each sample once (a match inside a match is not added again).
+      // The share of the profile under a match, each sample once (a match inside a match is not added again), and
+      // how many distinct functions match anywhere in the view.
       let covered = 0
-      let frames = 0
-      const counted = new Uint8Array(F.name.length)
       const stack = [0]
       while (stack.length) {
         const v = /** @type {number} */ (stack.pop())
         if (frameMatch[view.frame[v]]) {
           covered += view.total[v]
-          if (!counted[view.frame[v]]) { counted[view.frame[v]] = 1; frames++ }
-          countNested(v, counted)
           continue
         }
         for (const c of view.children[v]) stack.push(c)
       }
-      // frames only counts distinct functions; covered is what matters
-      frames = 0
-      for (let f = 0; f < counted.length; f++) frames += counted[f]
-      searchInfo.textContent = frames + ' function' + (frames === 1 ? '' : 's') + ' · ' + pct(covered / (view.total[0] || 1))
-    }
-
-    /**
-     * @param {number} v
-     * @param {Uint8Array} counted
-     */
-    function countNested (v, counted) {
-      const stack = view.children[v].slice()
-      while (stack.length) {
-        const c = /** @type {number} */ (stack.pop())
-        if (frameMatch[view.frame[c]]) counted[view.frame[c]] = 1
-        for (const cc of view.children[c]) stack.push(cc)
+      const seen = new Uint8Array(F.name.length)
+      let frames = 0
+      for (let v = 0; v < view.count; v++) {
+        const f = view.frame[v]
+        if (frameMatch[f] && !seen[f]) {
+          seen[f] = 1
+          frames++
+        }
       }
+      searchInfo.textContent = frames + ' function' + (frames === 1 ? '' : 's') + ' · ' + pct(covered / (view.total[0] || 1))
     }
 
     /** @param {string} text */
@@ -735,14 +729,16 @@
         let highlighted = 0
         /** @type {Record<string, number>} */
         const kindsDrawn = { app: 0, dependency: 0, node: 0, v8: 0 }
+        let notOptimised = 0
         for (const row of drawn) {
           boxes += row.length / 3
           for (let i = 0; i < row.length; i += 3) {
             if (frameMatch[view.frame[row[i]]]) highlighted++
+            if (view.deopt[row[i]] >= 0) notOptimised++
             if (row[i] !== 0) kindsDrawn[frameKind[view.frame[row[i]]]]++
           }
         }
-        return { boxes, highlighted, kinds: kindsDrawn, zoomed: state.zoom === 0 ? null : F.name[view.frame[state.zoom]], viewNodes: view.count, maxDepth }
+        return { boxes, highlighted, notOptimised, kinds: kindsDrawn, zoomed: state.zoom === 0 ? null : F.name[view.frame[state.zoom]], viewNodes: view.count, maxDepth }
       },
       /**
        * Where the widest box of a function is drawn, in page coordinates (its centre), or null.

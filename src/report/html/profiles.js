@@ -3,7 +3,7 @@
 // came from. Files are shown as the diagnosis names them (relative to the target's directory), so a culprit and its
 // frame match when the report zooms from one to the other.
 import { displayPath } from '../../analysis/paths.js'
-import { readProfileFile } from '../../analysis/run-data.js'
+import { readRunProfile } from '../../analysis/run-data.js'
 import { buildHeapProfile, buildProfile } from '../../profile/model.js'
 import { flameData } from '../flame/data.js'
 
@@ -30,7 +30,7 @@ export function reportProfiles (diagnosis, data) {
   /** @type {FlameData | null} */
   let cpu = null
   const cpuProfiles = data.threads
-    .map(t => ({ profile: readProfileFile(data, t.profiles.cpu), label: threadName(t, data.threads) }))
+    .map(t => ({ profile: readRunProfile(data, t.profiles.cpu), label: threadName(t, data.threads) }))
     .filter(p => p.profile !== null)
   if (cpuProfiles.length > 0) {
     try {
@@ -46,7 +46,7 @@ export function reportProfiles (diagnosis, data) {
     const retained = diagnosis.category === 'memory-leak'
     for (const t of serving.length > 0 ? serving : data.threads) {
       const name = retained ? (t.profiles.heapRetained ?? t.profiles.heapAllocations) : t.profiles.heapAllocations
-      const profile = readProfileFile(data, name)
+      const profile = readRunProfile(data, name)
       if (!profile) continue
       try {
         heap = localFiles(flameData(buildHeapProfile(profile, opts), { culprits: [] }), cwd)

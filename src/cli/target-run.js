@@ -1,0 +1,56 @@
+import { UsageError } from '../errors.js'
+import { preparePlan } from '../load/load.js'
+import { Progress } from '../report/progress.js'
+import { recordRun } from '../run/doctor-run.js'
+import { durationFlag, numberFlag } from './args.js'
+import { LOAD_FLAGS, loadOptionsFromFlags } from './load-options.js'
+
+/**
+ * Flags of every command that starts a target under the probe and loads it (doctor, flame).
+ * @type {Record<string, import('./args.js').OptionSpec>}
+ */
+export const TARGET_FLAGS = {
+  ...LOAD_FLAGS,
+  path: { type: 'string', value: 'path', description: 'the path to load', default: '/' },
+  port: { type: 'string', value: 'N', description: 'load this port (default: the first one the target listens on)' },
+  'listen-timeout': { type: 'string', value: 'time', description: 'how long to wait for the target to listen', default: '30s' },
+  'on-port': { type: 'string', value: 'command', description: 'run this shell command as the load instead ($PORT is set)' },
+  'no-progress': { type: 'boolean', description: 'no progress bar' }
+}
+
+/**
+ * Starts the target under the probe, loads it and records the run, from parsed flags.
+ * @param {Record<string, unknown>} values
+ * @param {string[]} command
+ * @param {import('./main.js').Io} io
+ * @param {{ runDir: string, interval: number, profileInterval: number, heapInterval: number }} probe
+ */
+export async function recordFromFlags (values, command, io, probe) {
+  const str = (/** @type {string} */ k) => /** @type {string | undefined} */ (values[k])
+  const path = str('path') ?? '/'
+  if (!path.startsWith('/')) throw new UsageError(`--path must start with '/', got '${path}'`)
+  const loadOptions = await loadOptionsFromFlags(/** @type {any} */ (values))
+  // Validate the load before starting anything, so a bad flag never costs a started server.
+  const { plan } = preparePlan({ ...loadOptions, url: `http://127.0.0.1:1${path}` })
+  const port = numberFlag('port', str('port'), { integer: true })
+  const listenTimeout = /** @type {number} */ (durationFlag('listen-timeout', str('listen-timeout') ?? '30s'))
+  const progress = new Progress(io.stderr, { duration: plan.duration, amount: plan.amount, warmup: plan.warmup })
+  if (values['no-progress'] || str('on-port') !== undefined) progress.enabled = false
+  const abort = new AbortController()
+  io.stopOnSignal(() => abort.abort())
+  return recordRun({
+    command,
+    load: loadOptions,
+    path,
+    port,
+    onPort: str('on-port'),
+    listenTimeout,
+    ...probe,
+    signal: abort.signal,
+    status: (line) => {
+      io.stderr.write(`${line}\n`)
+      progress.start()
+    },
+    onBin: (bin) => progress.onBin(bin)
+  }).finally(() => progress.stop())
+}
