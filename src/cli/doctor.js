@@ -20,6 +20,7 @@ export const spec = {
     json: { type: 'string', value: 'file', description: 'write the diagnosis as JSON to a file (- for stdout)' },
     report: { type: 'string', value: 'file', description: 'write the HTML report (verdict, charts, flame graph) here', default: '<run-dir>/report.html' },
     open: { type: 'boolean', description: 'open the HTML report in a browser ($BROWSER, else the system\'s)' },
+    'report-profile': { type: 'boolean', description: 'embed the raw CPU profiles in the HTML report, to save from it as .cpuprofile files' },
     save: { type: 'string', value: 'dir', description: 'where to record the run', default: '.hotpath/<time>-doctor' },
     analyse: { type: 'string', value: 'dir', description: 're-analyse a recorded run without running anything' },
     interval: { type: 'string', value: 'ms', description: 'runtime sampling interval in the target', default: '10' },
@@ -82,7 +83,7 @@ async function report (diagnosis, jsonFile, values, io) {
   const out = jsonFile === '-' ? io.stderr : io.stdout
   const reportFile = typeof values.report === 'string' ? values.report : join(diagnosis.run.dir, 'report.html')
   try {
-    const html = renderReport(diagnosis, readRun(diagnosis.run.dir))
+    const html = renderReport(diagnosis, readRun(diagnosis.run.dir), { embedProfiles: values['report-profile'] === true })
     await mkdir(dirname(resolve(reportFile)), { recursive: true })
     await writeFile(reportFile, html)
     const shown = relative(process.cwd(), resolve(reportFile))

@@ -3,7 +3,7 @@
 // processes and threads, embeds the flame graph component, and links each culprit to its frames. Inlined as is into
 // the page (see assets.js): no imports, no build step, no network.
 // It defines window.HotpathReport = { init(data) } → { charts(), select(view), zoomToCulprit(i), flame() }.
-/* global window, document, performance */
+/* global window, document, performance, URL, Blob */
 (function () {
   'use strict'
   const PALETTE = ['#4e79a7', '#e15759', '#59a14f', '#f28e2b', '#b07aa1', '#76b7b2', '#edc948', '#9c755f', '#ff9da7', '#7f7f7f']
@@ -232,6 +232,24 @@
           e.preventDefault()
           zoomToCulprit(i)
         }
+      })
+    }
+
+    // ---- raw profiles embedded on request (--report-profile): saved as files from the page
+    for (const button of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('.hr-save-profile'))) {
+      button.addEventListener('click', () => {
+        const source = document.getElementById('hotpath-raw-profiles')
+        if (!source) return
+        const entry = JSON.parse(source.textContent || '[]')[Number(button.dataset.profile)]
+        if (!entry) return
+        const url = URL.createObjectURL(new Blob([JSON.stringify(entry.profile)], { type: 'application/json' }))
+        const a = document.createElement('a')
+        a.href = url
+        a.download = entry.name
+        document.body.appendChild(a)
+        a.click()
+        a.remove()
+        setTimeout(() => URL.revokeObjectURL(url), 10000)
       })
     }
 

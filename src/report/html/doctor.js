@@ -6,6 +6,7 @@ import { VERSION } from '../../version.js'
 import {
   CATEGORY_TITLE, esc, formatBytes, formatCount, formatMs, formatPercent, formatValue, htmlDocument, htmlTable
 } from './page.js'
+import { readRunProfile } from '../../analysis/run-data.js'
 import { reportProfiles } from './profiles.js'
 import { runSeries } from './series.js'
 
@@ -16,6 +17,8 @@ import { runSeries } from './series.js'
 /**
  * @typedef {object} ReportOptions
  * @property {string} [title] of the page (default: the command)
+ * @property {boolean} [embedProfiles] also embed each thread's raw CPU profile, to save from the page as a .cpuprofile
+ *   (Chrome DevTools, speedscope); the page grows by their size
  */
 
 /**
@@ -48,6 +51,7 @@ export function renderReport (diagnosis, runData, opts = {}) {
   const series = runSeries(runData)
   const profiles = reportProfiles(d, runData)
   const seconds = (d.run.window.end - d.run.window.start) / 1000
+  const raw = opts.embedProfiles ? rawProfiles(runData) : []
   const body = `<main class="hr">
 <header class="hr-top">
   <div class="hr-brand">hotpath doctor</div>
@@ -65,7 +69,7 @@ ${recommendationsSection(d)}
   <p class="hr-hint"><span class="hr-key hr-key-load"></span> the load window · <span class="hr-key hr-key-threshold"></span> the threshold of a rule · time in seconds from the start of the load${series.load ? '' : ` · <strong>no load-generator figures</strong>: the load was run by ${runData.run.onPort ? `<code>${esc(runData.run.onPort.command)}</code>` : 'another tool'} (--on-port), so requests/s are those the server finished`}</p>
   <div class="hr-charts" id="hr-charts"></div>
 </section>
-${flameSection(profiles)}
+${flameSection(profiles, raw)}
 ${evidenceSection(d)}
 ${loadSection(d.load)}
 ${runSection(d, runData)}
@@ -74,6 +78,7 @@ ${runSection(d, runData)}
   return htmlDocument({
     title: `${CATEGORY_TITLE[d.category]}: ${title} — hotpath doctor`,
     body,
+    extra: raw.length > 0 ? { id: 'hotpath-raw-profiles', data: raw } : undefined,
     data: {
       kind: 'doctor',
       category: d.category,
@@ -188,16 +193,34 @@ function codeSpans (text) {
     .replace(/(^|\s)(--[\w-]+(?:=[^\s,;)]+)?)/g, '$1<code>$2</code>')
 }
 
-/** @param {import('./profiles.js').ReportProfiles} p */
-function flameSection (p) {
+/**
+ * The CPU profiles the probes wrote, as they are, each with the file name it is saved under.
+ * @param {RunData} data
+ * @returns {{ name: string, label: string, profile: unknown }[]}
+ */
+function rawProfiles (data) {
+  return data.threads.flatMap(t => {
+    const profile = t.profiles.cpu ? readRunProfile(data, t.profiles.cpu) : null
+    return profile ? [{ name: String(t.profiles.cpu), label: `pid ${t.pid}${t.threadId ? ` thread ${t.threadId}` : ''}`, profile }] : []
+  })
+}
+
+/**
+ * @param {import('./profiles.js').ReportProfiles} p
+ * @param {{ name: string, label: string }[]} raw profiles embedded in the page, offered for saving
+ */
+function flameSection (p, raw) {
   if (p.cpu === null && p.heap === null) {
     return '<section class="hr-section" id="flame"><h2>Where the CPU goes</h2><p class="hr-muted">No CPU profile was recorded in this run (--no-profile, or the target exited before writing it).</p></section>'
   }
   const tabs = p.cpu !== null && p.heap !== null
     ? `<div class="hr-tabs" role="tablist"><button class="hr-tab" data-flame="cpu" role="tab">CPU time</button><button class="hr-tab" data-flame="heap" role="tab">${p.heapKind === 'retained' ? 'Memory that stays alive' : 'Allocations'}</button></div>`
     : ''
+  const save = raw.length > 0
+    ? `<span class="hr-save">Save the CPU profile${raw.length > 1 ? 's' : ''} (Chrome DevTools, speedscope): ${raw.map((r, i) => `<button class="hr-save-profile" data-profile="${i}" title="${esc(r.name)}">${esc(raw.length > 1 ? r.label : r.name)}</button>`).join(' ')}</span>`
+    : ''
   return `<section class="hr-section" id="flame">
-  <div class="hr-section-head"><h2>${p.cpu !== null ? 'Where the CPU goes' : 'Where the memory goes'}</h2>${tabs}</div>
+  <div class="hr-section-head"><h2>${p.cpu !== null ? 'Where the CPU goes' : 'Where the memory goes'}</h2>${tabs}${save}</div>
   <div id="hr-flame"></div>
 </section>`
 }

@@ -16,9 +16,10 @@ export function esc (s) {
 /**
  * A complete, self-contained document: the content, the data the client draws from, and every script and style
  * inlined. The content security policy forbids any fetch, so the page works offline and from file://.
- * @param {{ title: string, body: string, data: unknown }} page
+ * @param {{ title: string, body: string, data: unknown, extra?: { id: string, data: unknown } }} page extra: more data
+ *   the page only reads on demand (kept apart, so it is not parsed when the page opens)
  */
-export function htmlDocument ({ title, body, data }) {
+export function htmlDocument ({ title, body, data, extra }) {
   const { css, js } = reportAssets()
   return `<!doctype html>
 <html lang="en">
@@ -35,7 +36,7 @@ ${css}
 <body>
 ${body}
 <script type="application/json" id="hotpath-report-data">${scriptJson(data)}</script>
-<script>
+${extra ? `<script type="application/json" id="${esc(extra.id)}">${scriptJson(extra.data)}</script>\n` : ''}<script>
 ${js.replace(/<\/(script)/gi, '<\\/$1')}
 window.hotpathReport = window.HotpathReport.init(JSON.parse(document.getElementById('hotpath-report-data').textContent))
 </script>
