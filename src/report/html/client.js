@@ -2,7 +2,8 @@
 // The report in the browser: draws the run's charts with uPlot (inlined before this script), switches them between
 // processes and threads, embeds the flame graph component, and links each culprit to its frames. Inlined as is into
 // the page (see assets.js): no imports, no build step, no network.
-// It defines window.HotpathReport = { init(data) } → { charts(), select(view), zoomToCulprit(i), flame() }.
+// It defines window.HotpathReport = { init(data) } → { charts(), plot(i), views(), select(view), zoomToCulprit(i),
+// showFlame(kind), flame() }: what tests and scripts drive the page through.
 /* global window, document, performance, URL, Blob */
 (function () {
   'use strict'

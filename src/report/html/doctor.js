@@ -119,7 +119,8 @@ export function keyFigures (d) {
     out.push({
       label,
       value: formatValue(e.value, e.unit),
-      bad: over(e) || (signal === 'heap-growth' && e.verdict === 'leak'),
+      // Utilisation alone proves nothing (a fast server under a saturating load is busy too): red only when it decided.
+      bad: signal === 'event-loop-utilization' ? e.decisive : over(e) || (signal === 'heap-growth' && e.verdict === 'leak'),
       title: `${e.verdict}${e.threshold !== null ? ` (threshold ${formatValue(e.threshold, e.unit)})` : ''}`
     })
   }
