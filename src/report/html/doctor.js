@@ -124,6 +124,12 @@ export function keyFigures (d) {
       title: `${e.verdict}${e.threshold !== null ? ` (threshold ${formatValue(e.threshold, e.unit)})` : ''}`
     })
   }
+  // What decided an I/O verdict: time on the server that is not CPU, and requests queued for a socket.
+  const serverTime = ev('server-time')
+  if (serverTime?.decisive) out.splice(2, 0, { label: 'server time per request', value: formatValue(serverTime.value, serverTime.unit), bad: true, title: serverTime.verdict })
+  for (const e of d.evidence.filter(x => x.signal === 'agent-queue')) {
+    out.push({ label: e.label, value: formatCount(e.value), bad: true, title: e.verdict })
+  }
   const listeners = ev('listener-growth')
   if (listeners) out.push({ label: listeners.label, value: formatCount(listeners.value), bad: true, title: listeners.verdict })
   return out

@@ -220,8 +220,9 @@ function threadSeries (t, fine, coarse, port, role) {
     // resources are counted about once a second, at the end of a sample: they belong where the sample ends
     if (s.resources && typeof s.resources === 'object' && s.time <= coarse.origin + (i + 1) * coarse.step && s.time > coarse.origin + i * coarse.step) resources[i] = s.resources
   })
+  // A rate over a sliver of a second (where the thread starts or stops) is one event blown up: left out.
   const perSecond = (/** @type {Float64Array} */ sums, /** @type {number} */ digits, /** @type {number} */ cap = Infinity) =>
-    Array.from(sums, (v, i) => cSeen[i] && cCovered[i] > 0 ? round(Math.min(cap, (v * 1000) / cCovered[i]), digits) : null)
+    Array.from(sums, (v, i) => cSeen[i] && cCovered[i] >= coarse.step / 4 ? round(Math.min(cap, (v * 1000) / cCovered[i]), digits) : null)
 
   return {
     key: `${t.pid}-${t.threadId}`,
