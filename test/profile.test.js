@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { buildProfile, findAllocationCulprits, findCulprits, startCpuProfile, startHeapSampling } from 'hotpath'
-import { recordCpuProfile, recordServer } from './fixtures/profiles/record.js'
+import { recordCpuProfile, recordProgram, recordServer } from './fixtures/profiles/record.js'
 
 const fixture = (/** @type {string} */ name) => fileURLToPath(new URL(`./fixtures/profiles/${name}`, import.meta.url))
 
@@ -99,6 +99,35 @@ test('anonymous callbacks written inside a function are charged to it, at the ca
   assert.equal(top.function, 'buildReport')
   assert.equal(top.file, file)
   assert.ok([lineOf(file, 'rows.map('), lineOf(file, 'Array.from(')].includes(top.line), `line ${top.line}`)
+})
+
+test('anonymous functions are labelled from their source: what they are passed to, the function they are in', async () => {
+  const script = fixture('callbacks.js')
+  const model = buildProfile(await recordProgram(script))
+  const labelAt = (/** @type {string} */ text, /** @type {string} */ from = text) => {
+    const line = lineOf(script, text)
+    const column = readFileSync(script, 'utf8').split('\n')[line - 1].indexOf(from) + 1
+    const frame = model.frames.find(f => f.file === script && f.line === line && f.column === column)
+    assert.ok(frame, `a frame at ${line}:${column} (${text})`)
+    assert.equal(frame.name, '(anonymous)', 'V8 gives it no name: the function field stays as V8 says')
+    return frame.label
+  }
+  assert.equal(labelAt('.map((i) =>', '(i) =>'), 'map callback in buildRows')
+  assert.equal(labelAt('return (function () {', '() {'), '(anonymous in warmUp)')
+  assert.equal(labelAt("ticks.on('tick'", '() =>'), "on('tick') callback")
+  assert.equal(labelAt('new Promise((resolve)', '(resolve)'), 'new Promise callback')
+  assert.equal(labelAt('setTimeout(function ()', '() {'), 'setTimeout callback')
+  assert.equal(model.frames.find(f => f.file === script && f.line === 1)?.label, '(top level)')
+  // Named functions keep their name and get no label.
+  const spinFrame = model.frames.find(f => f.name === 'spin')
+  assert.ok(spinFrame && spinFrame.label === undefined)
+  // An anonymous culprit carries its label; one written inside the function that runs it still counts as that function.
+  const culprits = findCulprits(model, { minShare: 0 })
+  assert.equal(culprits.find(c => c.function === '(anonymous)' && c.line === lineOf(script, "ticks.on('tick'") + 1)?.label, "on('tick') callback")
+  assert.ok(culprits.some(c => c.function === 'buildRows'))
+  // Without reading sources, no labels (a production process must not read files).
+  const blind = buildProfile(await recordProgram(script), { readSources: false })
+  assert.equal(blind.frames.find(f => f.file === script && f.label !== undefined && f.label !== '(top level)'), undefined)
 })
 
 /** @param {number} ms */
