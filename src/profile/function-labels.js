@@ -93,7 +93,7 @@ function firstLiteral (index, open) {
   const arg = index.text.slice(open + 1, end).trim()
   const quoted = /^(['"`])([^'"`\\\n]*)\1$/.exec(arg)
   if (!quoted || (quoted[1] === '`' && quoted[2].includes('${'))) return null
-  const body = quoted[2].length > MAX_LITERAL ? `${quoted[2].slice(0, MAX_LITERAL - 1)}…` : quoted[2]
+  const body = quoted[2].length > MAX_LITERAL ? `${quoted[2].slice(0, MAX_LITERAL - 1).trimEnd()}…` : quoted[2]
   return `${quoted[1] === '`' ? "'" : quoted[1]}${body}${quoted[1] === '`' ? "'" : quoted[1]}`
 }
 

@@ -24,7 +24,7 @@ const ID = '[A-Za-z_$][\\w$]*'
 const FUNCTION_VALUE = `(?:async\\s+)?(?:function\\b\\s*\\*?\\s*(?:${ID}\\s*)?\\(|\\(|${ID}\\s*=>)`
 const DECLARATION_PATTERNS = [
   // function name (…) / async function* name (…) / export default function name (…)
-  { re: new RegExp(`(export\\s+default\\s+)?(?:async\\s+)?\\bfunction\\b\\s*\\*?\\s*(${ID})\\s*\\(`, 'g'), name: 2, bindable: true },
+  { re: new RegExp(`(export\\s+default\\s+)?(?:async\\s+)?\\bfunction\\b\\s*\\*?\\s*(${ID})\\s*\\(`, 'g'), name: 2, bindable: true, exported: 1 },
   // const name = function (…) / (…) => / x =>
   { re: new RegExp(`(?<![\\w$.])(?:const|let|var)\\s+(${ID})\\s*=\\s*${FUNCTION_VALUE}`, 'g'), name: 1, bindable: true },
   // exports.name = …, Foo.prototype.name = …, this.name = …
@@ -32,7 +32,8 @@ const DECLARATION_PATTERNS = [
   // name: function (…) / name: (…) => in an object literal
   { re: new RegExp(`(?<![\\w$.])(${ID})\\s*:\\s*${FUNCTION_VALUE}`, 'g'), name: 1, bindable: false, property: true },
   // methods in classes and object literals: name (…) { at the start of a line or after { ; }
-  { re: new RegExp(`(?:^|[;{}])[ \\t]*(?:(?:static|async|get|set)\\s+)*\\*?\\s*(#?${ID})\\s*\\(`, 'gm'), name: 1, bindable: false, method: true }
+  // (the white space is taken whole, through a lookahead, so a long indentation is not backtracked over)
+  { re: new RegExp(`(?:^|[;{}])(?=([ \\t]*))\\1(?:(?:static|async|get|set)\\s+)*(?:\\*\\s*)?(#?${ID})\\s*\\(`, 'gm'), name: 2, bindable: false, method: true }
 ]
 
 // Words that are never the name of a function called or declared (`get`, `of`, `from` can be).
@@ -105,11 +106,11 @@ export class ScriptIndex {
         if (KEYWORDS.has(name)) continue
         // A property's value only in an object literal: `{ name: () => …`, not `a ? name : (x) => …`.
         if (pattern.property && !/[{,]/.test(previousCode(m, match.index + match[0].indexOf(name)))) continue
-        const body = pattern.method || /\bfunction\b/.test(match[0].slice(match[0].indexOf(name) + name.length)) || pattern.name === 2
+        const body = pattern.method || pattern.exported !== undefined || /\bfunction\b/.test(match[0].slice(match[0].indexOf(name) + name.length))
         const start = functionStart(m, match.index + match[0].length, body)
         if (start === -1 || byStart.has(start)) continue
         const { line, column } = this.position(start)
-        byStart.set(start, { name, start, line, column, bindable: pattern.bindable, exportDefault: pattern.name === 2 && match[1] !== undefined })
+        byStart.set(start, { name, start, line, column, bindable: pattern.bindable, exportDefault: pattern.exported !== undefined && match[pattern.exported] !== undefined })
       }
     }
     this.declarationList = [...byStart.values()].sort((a, b) => a.start - b.start)
