@@ -217,3 +217,26 @@ test('merge two result files; compare tells a slower server from a faster one', 
     await slow.close()
   }
 })
+
+test('--requests (NDJSON) and --body-file through the CLI', async () => {
+  const server = await httpServer((req, res) => ok(res), { keepBodies: true })
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-cli-'))
+  try {
+    const requests = join(dir, 'requests.ndjson')
+    await writeFile(requests, '{"path": "/a"}\n{"method": "POST", "path": "/b", "body": {"n": 1}}\n')
+    const r = await hotpath(['load', '-c', '1', '-a', '10', '--requests', requests, server.url])
+    assert.equal(r.code, 0, r.stderr)
+    assert.deepEqual(server.seen.paths, { '/a': 5, '/b': 5 })
+    const posted = server.seen.headers.findIndex(h => h['content-type'] === 'application/json')
+    assert.equal(server.seen.bodies[posted], '{"n":1}')
+
+    const body = join(dir, 'body.bin')
+    await writeFile(body, Buffer.from([0, 1, 2, 255]))
+    const b = await hotpath(['load', '-c', '1', '-a', '2', '-m', 'PUT', '--body-file', body, '-H', 'Content-Type: application/octet-stream', server.url])
+    assert.equal(b.code, 0, b.stderr)
+    assert.equal(server.seen.methods.PUT, 2)
+    assert.equal(server.seen.headers.at(-1)?.['content-length'], '4')
+  } finally {
+    await server.close()
+  }
+})

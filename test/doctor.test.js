@@ -245,3 +245,33 @@ test('Ctrl-C stops the target and still reports; nothing is left behind in the t
   assert.throws(() => process.kill(pid, 0), 'the target was stopped')
   assert.deepEqual(await readdir(ROOT), before, 'no trace files in the working directory')
 })
+
+test('the probe flushes when the target is killed by a signal, and never keeps it alive', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
+  // killed from outside (here: by itself) with SIGTERM, no handler of its own: it must still die of the signal
+  const killed = join(dir, 'killed.mjs')
+  await writeFile(killed, `
+    import http from 'node:http'
+    http.createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1')
+    setTimeout(() => process.kill(process.pid, 'SIGTERM'), 1500)
+  `)
+  const json = join(dir, 'd.json')
+  const r = await hotpath(['doctor', '-d', '10', '--no-progress', '--save', join(dir, 'run1'), '--json', json, '--', process.execPath, killed])
+  assert.equal(r.code, 1, r.stderr)
+  const d = JSON.parse(await readFile(json, 'utf8'))
+  assert.equal(d.run.exit.signal, 'SIGTERM', 'the target died of the signal, as it would have without hotpath')
+  assert.ok(d.processes[0].samples > 50, 'its samples up to the signal were flushed')
+
+  // a server that closes itself once done: its process must end on its own, probe or not
+  const done = join(dir, 'done.mjs')
+  await writeFile(done, `
+    import http from 'node:http'
+    const server = http.createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1')
+    setTimeout(() => { server.closeAllConnections(); server.close() }, 1500)
+  `)
+  const r2 = await hotpath(['doctor', '-d', '10', '--no-progress', '--save', join(dir, 'run2'), '--json', json, '--', process.execPath, done])
+  assert.equal(r2.code, 1, r2.stderr)
+  const d2 = JSON.parse(await readFile(json, 'utf8'))
+  assert.equal(d2.run.exit.code, 0, 'exited by itself: nothing of the probe held it')
+  assert.ok(d2.run.window.end - d2.run.window.start < 8000, 'the run ended when the target did')
+})

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { load } from 'hotpath'
-import { profiler } from '../src/runtime/profiling.js'
+import { profiler } from 'hotpath/runtime'
 import { hotpath } from './helpers/cli.js'
 
 const app = fileURLToPath(new URL('./fixtures/profiles/runtime-app.js', import.meta.url))
@@ -128,7 +128,7 @@ test('the HTTP trigger: POST with the token only, one capture at a time, and it 
 test('a capture in progress does not keep the process alive, and a failed capture does not throw', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-ondemand-'))
   const script = `
-    import { profiler } from ${JSON.stringify(new URL('../src/runtime/profiling.js', import.meta.url).href)}
+    import { profiler } from 'hotpath/runtime'
     const p = profiler({ dir: ${JSON.stringify(dir)}, duration: 30 })
     p.capture()
     console.log('capturing', p.busy)

@@ -1,4 +1,5 @@
 import net from 'node:net'
+import { onJsonLines } from '../ndjson.js'
 
 /**
  * The probe's line to hotpath: newline-delimited JSON both ways over the unix socket named in HOTPATH_CHANNEL.
@@ -20,18 +21,10 @@ export function openChannel (path, onMessage) {
     queue = []
   })
   socket.on('error', () => { broken = true })
-  let pending = ''
-  socket.setEncoding('utf8')
-  socket.on('data', (/** @type {string} */ chunk) => {
-    pending += chunk
-    let nl
-    while ((nl = pending.indexOf('\n')) !== -1) {
-      const line = pending.slice(0, nl)
-      pending = pending.slice(nl + 1)
-      try {
-        onMessage?.(JSON.parse(line))
-      } catch {}
-    }
+  onJsonLines(socket, (message) => {
+    try {
+      onMessage?.(message)
+    } catch {}
   })
   return {
     /** @param {object} message */

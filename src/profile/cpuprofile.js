@@ -1,7 +1,7 @@
 // Reading profiles written by others (`node --cpu-prof`, Chrome DevTools, hotpath itself): the input is untrusted, so
 // every field is checked and the shape is normalised before anything walks it. A bad file is one UsageError naming
 // what is wrong, never a crash or a hang.
-import { readFile } from 'node:fs/promises'
+import { readJsonFile } from '../read-json.js'
 import { UsageError } from '../errors.js'
 
 /**
@@ -59,19 +59,7 @@ const MAX_DEPTH = 100_000
  * @returns {Promise<{ type: 'cpu', profile: CpuProfile } | { type: 'heap', profile: SamplingHeapProfile }>}
  */
 export async function readProfileFile (file) {
-  let text
-  try {
-    text = await readFile(file, 'utf8')
-  } catch (err) {
-    throw new UsageError(`cannot read '${file}': ${/** @type {NodeJS.ErrnoException} */ (err).code ?? err}`)
-  }
-  let data
-  try {
-    data = JSON.parse(text)
-  } catch {
-    throw new UsageError(`'${file}' is not JSON (expected a .cpuprofile or .heapprofile)`)
-  }
-  return parseProfile(data, file)
+  return parseProfile(await readJsonFile(file, 'a .cpuprofile or .heapprofile'), file)
 }
 
 /**

@@ -3,6 +3,7 @@ import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { EventEmitter } from 'node:events'
+import { onJsonLines } from '../ndjson.js'
 
 /**
  * hotpath's end of the probe channel: a unix socket in a private temporary directory. Each probe (one per process and
@@ -19,23 +20,9 @@ export class ProbeChannel extends EventEmitter {
     this.server = net.createServer((socket) => {
       const peer = new Peer(socket)
       this.peers.add(peer)
-      let pending = ''
-      socket.setEncoding('utf8')
-      socket.on('data', (/** @type {string} */ chunk) => {
-        pending += chunk
-        let nl
-        while ((nl = pending.indexOf('\n')) !== -1) {
-          const line = pending.slice(0, nl)
-          pending = pending.slice(nl + 1)
-          let message
-          try {
-            message = JSON.parse(line)
-          } catch {
-            continue
-          }
-          if (message?.type === 'hello') peer.hello = message
-          this.emit('message', message, peer)
-        }
+      onJsonLines(socket, (message) => {
+        if (message?.type === 'hello') peer.hello = message
+        this.emit('message', message, peer)
       })
       socket.on('error', () => {})
       socket.on('close', () => {

@@ -108,8 +108,9 @@ export class Sampler {
     const now = performance.now()
     const elu = performance.eventLoopUtilization()
     const utilization = performance.eventLoopUtilization(elu, this.#lastElu).utilization
-    const cpu = process.cpuUsage(this.#lastCpu)
-    this.#lastCpu = process.cpuUsage()
+    const cpuNow = process.cpuUsage()
+    const lastCpu = this.#lastCpu
+    this.#lastCpu = cpuNow
     this.#lastElu = elu
     const memory = process.memoryUsage()
     /** @type {Sample} */
@@ -118,7 +119,7 @@ export class Sampler {
       interval: Math.round((now - this.#last) * 1000) / 1000,
       delay: this.#readDelay(onTime ? now - this.#last - this.#interval : 0),
       utilization: utilization > 0 ? Math.min(1, utilization) : 0,
-      cpu: { user: cpu.user / 1000, system: cpu.system / 1000 },
+      cpu: { user: (cpuNow.user - lastCpu.user) / 1000, system: (cpuNow.system - lastCpu.system) / 1000 },
       memory: {
         rss: memory.rss,
         heapUsed: memory.heapUsed,

@@ -1,0 +1,63 @@
+// hotpath/runtime lives in other people's production processes: everything left on must let the process exit, and
+// no input, however wrong, may throw into the app.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { runModule } from './helpers/child.js'
+
+test('monitor, protection, metrics and watchers all left running: the process still exits on its own', async () => {
+  const r = await runModule(`
+    import http from 'node:http'
+    import client from 'prom-client'
+    import { monitor, overloadProtection, registerMetrics, Sampler, ListenerWatcher, AgentWatcher } from 'hotpath/runtime'
+    const m = monitor({ interval: 10 })
+    const guard = overloadProtection({ monitor: m, maxEventLoopDelay: 100, healthCheck: async () => true, healthCheckInterval: 10 })
+    overloadProtection({ sampleInterval: 10, maxRssBytes: 1 })
+    registerMetrics(new client.Registry(), { monitor: m })
+    new Sampler({ interval: 5 }).start()
+    new ListenerWatcher().start()
+    new AgentWatcher().start()
+    // a server that served a request and closed
+    const server = http.createServer(guard.http((req, res) => res.end('ok'))).listen(0, '127.0.0.1', () => {
+      http.get('http://127.0.0.1:' + server.address().port + '/', (res) => {
+        res.resume()
+        res.on('end', () => { server.close(); console.log('served', res.statusCode) })
+      })
+    })
+  `)
+  assert.equal(r.timedOut, false, 'exited on its own')
+  assert.equal(r.code, 0, r.stderr)
+  assert.match(r.stdout, /served 200/)
+})
+
+test('wrong input of every kind: warnings, never a throw', async () => {
+  const r = await runModule(`
+    import client from 'prom-client'
+    import * as rt from 'hotpath/runtime'
+    const calls = [
+      () => rt.monitor(42).stop(),
+      () => rt.monitor({ interval: NaN, slowInterval: -1 }).stop(),
+      () => new rt.Sampler('fast').sample(),
+      () => new rt.Sampler({ interval: Infinity, onSample: 'no' }).start(),
+      () => new rt.ListenerWatcher(null).snapshot(),
+      () => new rt.ListenerWatcher({ threshold: 'ten' }).start(),
+      () => new rt.AgentWatcher().snapshot(),
+      () => rt.overloadProtection('x').close(),
+      () => rt.overloadProtection({ maxHeapUsedBytes: -5, maxEventLoopUtilization: {}, monitor: {}, pressureHandler: 1, healthCheck: 'y' }).close(),
+      () => rt.overloadProtection().http(undefined),
+      () => rt.registerMetrics(null).close(),
+      () => rt.registerMetrics(new client.Registry(), 'opts').close(),
+      () => rt.registerMetrics(new client.Registry(), { prefix: 'bad prefix ', client: 7 }).close(),
+      () => rt.monitor({ interval: 5 }).snapshot().totals.gc.byKind.scavenge.count
+    ]
+    let threw = 0
+    for (const call of calls) {
+      try { call() } catch (err) { threw++; console.log('threw', err.message) }
+    }
+    console.log('threw', threw, 'of', calls.length)
+  `)
+  assert.equal(r.timedOut, false)
+  assert.equal(r.code, 0, r.stderr)
+  assert.match(r.stdout, /threw 0 of 14/)
+  assert.match(r.stderr, /HotpathWarning/)
+  assert.match(r.stderr, /could not register bad prefix /, 'a bad metric name is a warning')
+})
