@@ -108,7 +108,7 @@ test('gc: a report built from throw-away objects', async () => {
   assert.ok(evidence(d, 'gc-time').value >= 0.1)
   assert.ok(d.recommendations.some((/** @type {string} */ r) => r.includes('--max-semi-space-size')))
   const allocators = d.culprits.filter((/** @type {any} */ c) => c.measure === 'allocations').map((/** @type {any} */ c) => c.function)
-  assert.ok(allocators.includes('buildReport') || allocators.includes('loadRows'), `allocation culprits: ${allocators}`)
+  assert.ok(['loadRows', 'priceRows', 'buildReport'].includes(allocators[0]), `the top allocation culprit builds the rows: ${allocators}`)
 })
 
 test('memory-leak: an audit trail that only grows', async () => {
@@ -117,12 +117,14 @@ test('memory-leak: an audit trail that only grows', async () => {
   const growth = evidence(d, 'heap-growth')
   assert.equal(growth.verdict, 'leak')
   assert.ok(growth.value > 1e6, `grows ${growth.value} B/s`)
-  assert.equal(d.culprits[0].measure, 'allocations')
-  assert.equal(d.culprits[0].file, 'examples/memory-leak/server.js')
-  // V8 inlines the audit helper into the handler and charges the handler; the culprit is the helper, at its line.
-  assert.equal(d.culprits[0].function, 'recordAudit')
-  const lines = [await lineOf('examples/memory-leak/server.js', '.repeat('), await lineOf('examples/memory-leak/server.js', 'auditTrail.push(')]
-  assert.ok(lines.includes(d.culprits[0].line), `line ${d.culprits[0].line}`)
+  // recordAudit is usually inlined into the handler, and V8's heap sampler then charges the handler: the culprit must
+  // still be the helper, at the line that builds what is kept
+  const top = d.culprits[0]
+  assert.equal(top.measure, 'allocations')
+  assert.equal(top.function, 'recordAudit')
+  assert.equal(top.file, 'examples/memory-leak/server.js')
+  const lines = [await lineOf('examples/memory-leak/server.js', 'auditTrail.push('), await lineOf('examples/memory-leak/server.js', '.repeat(8)')]
+  assert.ok(lines.includes(top.line), `line ${top.line} builds or keeps the audit entry (${lines})`)
 })
 
 test('the listener-per-request bug: the line that adds the listener, and the hashing call', async () => {
