@@ -74,7 +74,7 @@ test('a healthy server is healthy, and the JSON keeps the contract', async () =>
 })
 
 test('event-loop: a login API hashing passwords synchronously; the culprit is the pbkdf2Sync line', async () => {
-  const { d } = await doctor('event-loop')
+  const { d, out } = await doctor('event-loop')
   assert.equal(d.category, 'event-loop')
   assert.equal(evidence(d, 'cpu-per-request').verdict, 'high')
   const top = d.culprits[0]
@@ -82,6 +82,12 @@ test('event-loop: a login API hashing passwords synchronously; the culprit is th
   assert.equal(top.file, 'examples/event-loop/server.js')
   assert.equal(top.line, await lineOf('examples/event-loop/server.js', 'return pbkdf2Sync('))
   assert.ok(top.share > 0.5, `share ${top.share}`)
+  // The anonymous request handler keeps V8's name for machines and is shown by what it is passed to.
+  const handler = d.culprits.find((/** @type {any} */ c) => c.function === '(anonymous)' && c.file === 'examples/event-loop/server.js')
+  assert.ok(handler, JSON.stringify(d.culprits))
+  assert.equal(handler.label, 'createServer callback')
+  assert.match(out, /\d\. createServer callback {2}examples\/event-loop\/server\.js:\d+/)
+  assert.doesNotMatch(out, /\d\. \(anonymous\) {2}examples\//)
 })
 
 test('io: an API waiting on a slow upstream through a 5-socket agent', async () => {
@@ -102,7 +108,7 @@ test('gc: a report built from throw-away objects', async () => {
   assert.ok(evidence(d, 'gc-time').value >= 0.1)
   assert.ok(d.recommendations.some((/** @type {string} */ r) => r.includes('--max-semi-space-size')))
   const allocators = d.culprits.filter((/** @type {any} */ c) => c.measure === 'allocations').map((/** @type {any} */ c) => c.function)
-  assert.ok(allocators.includes('buildReport') || allocators.includes('loadRows'), `allocation culprits: ${allocators}`)
+  assert.ok(['loadRows', 'priceRows', 'buildReport'].includes(allocators[0]), `the top allocation culprit builds the rows: ${allocators}`)
 })
 
 test('memory-leak: an audit trail that only grows', async () => {
@@ -111,8 +117,14 @@ test('memory-leak: an audit trail that only grows', async () => {
   const growth = evidence(d, 'heap-growth')
   assert.equal(growth.verdict, 'leak')
   assert.ok(growth.value > 1e6, `grows ${growth.value} B/s`)
-  assert.equal(d.culprits[0].measure, 'allocations')
-  assert.equal(d.culprits[0].file, 'examples/memory-leak/server.js')
+  // recordAudit is usually inlined into the handler, and V8's heap sampler then charges the handler: the culprit must
+  // still be the helper, at the line that builds what is kept
+  const top = d.culprits[0]
+  assert.equal(top.measure, 'allocations')
+  assert.equal(top.function, 'recordAudit')
+  assert.equal(top.file, 'examples/memory-leak/server.js')
+  const lines = [await lineOf('examples/memory-leak/server.js', 'auditTrail.push('), await lineOf('examples/memory-leak/server.js', '.repeat(8)')]
+  assert.ok(lines.includes(top.line), `line ${top.line} builds or keeps the audit entry (${lines})`)
 })
 
 test('the listener-per-request bug: the line that adds the listener, and the hashing call', async () => {

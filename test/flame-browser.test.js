@@ -2,14 +2,15 @@
 // search, clicks, toggles and programmatic zoom. Screenshots land in test/screenshots/ for a person to look at.
 import { test, before, after } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtemp, writeFile } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { buildProfile, findCulprits } from 'hotpath'
+import { buildHeapProfile, buildProfile, findCulprits } from 'hotpath'
 import { renderFlameHtml } from '../src/report/flame/index.js'
 import { browserSkip, launchBrowser } from './helpers/browser.js'
-import { recordCpuProfile } from './fixtures/profiles/record.js'
+import { recordCpuProfile, recordServer } from './fixtures/profiles/record.js'
 
 const skip = browserSkip
 /** @type {Awaited<ReturnType<typeof launchBrowser>>} */
@@ -138,6 +139,44 @@ test('a culprit zooms the graph from the list and from code (zoomToFunction)', {
   // a row of the table zooms too
   await p.click('.hp-row >> nth=0')
   assert.notEqual((await stats(p)).zoomed, null)
+  assert.deepEqual(errors, [])
+  await p.close()
+})
+
+test('an anonymous function is shown by the name its source gives it, and found by either name', { skip }, async () => {
+  const { page: p, errors } = await browser.open(page)
+  assert.match(await p.textContent('.hp-table') ?? '', /createServer callback/)
+  await p.fill('.hp-search', 'createServer callback')
+  await p.press('.hp-search', 'Enter')
+  assert.match(await p.textContent('.hp-search-info') ?? '', /^1 function · \d+(\.\d)?%$/)
+  await p.keyboard.press('Escape')
+  const at = await p.evaluate(() => /** @type {any} */ (window).flame.locate('createServer callback'))
+  assert.ok(at)
+  await p.mouse.move(at.x, at.y)
+  assert.match(await p.textContent('.hp-tip') ?? '', /createServer callback[\s\S]*\(anonymous\) to V8; named from its source/)
+  const script = fileURLToPath(new URL('./fixtures/profiles/listener-leak-server.js', import.meta.url))
+  const line = readFileSync(script, 'utf8').split('\n').findIndex(l => l.includes('http.createServer(')) + 1
+  const found = await p.evaluate((c) => /** @type {any} */ (window).flame.zoomToFunction(c), { function: '(anonymous)', file: script, line })
+  assert.equal(found, true)
+  assert.equal((await stats(p)).zoomed, '(anonymous)')
+  assert.match(await p.textContent('.hp-crumbs') ?? '', /createServer callback/)
+  assert.deepEqual(errors, [])
+  await p.close()
+})
+
+test('a culprit V8 ran inlined zooms to the caller its bytes were charged to', { skip }, async () => {
+  const script = fileURLToPath(new URL('./fixtures/profiles/inlined-leak-server.js', import.meta.url))
+  const { files } = await recordServer(script, { nodeArgs: (dir) => [`--heap-prof-dir=${dir}`, '--heap-prof', '--heap-prof-interval=32768'] })
+  const heapFile = files.find(f => f.endsWith('.heapprofile'))
+  assert.ok(heapFile)
+  const model = buildHeapProfile(JSON.parse(await readFile(heapFile, 'utf8')))
+  const file = join(await mkdtemp(join(tmpdir(), 'hotpath-flame-page-')), 'heap.html')
+  await writeFile(file, renderFlameHtml(model, { title: 'inlined leak' }))
+  const { page: p, errors } = await browser.open(file)
+  assert.match(await p.textContent('.hp-culprit >> nth=0') ?? '', /trackVisit/)
+  await p.click('.hp-culprit >> nth=0')
+  assert.equal((await stats(p)).zoomed, '(anonymous)')
+  assert.match(await p.textContent('.hp-crumbs') ?? '', /createServer callback/)
   assert.deepEqual(errors, [])
   await p.close()
 })

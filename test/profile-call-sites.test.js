@@ -37,6 +37,33 @@ test('a call is found on its line, inside the function only, outside literals an
   assert.equal(arrow.code.includes('const'), false, 'an expression arrow ends with its expression')
 })
 
+test('an arrow\'s expression body ends with its line, unless the next line carries it on', () => {
+  const text = `const query = () => new Promise((resolve) => setTimeout(resolve, 2))
+
+const server = http.createServer(async (req, res) => {
+  res.end(digest(req))
+})
+const chained = (rows) => rows
+  .map(r => r.id)
+  // a comment between
+  .filter(Boolean)
+const wrapped = (a) =>
+  a + 1
+const last = (a) => a`
+  const query = functionSource(text, 1, 14)
+  assert.ok(query)
+  assert.equal(query.code, '() => new Promise((resolve) => setTimeout(resolve, 2))')
+  assert.deepEqual(callLines(query, 'digest'), [], 'the next statement is not part of it')
+  const chained = functionSource(text, 6, 16)
+  assert.ok(chained)
+  assert.deepEqual(callLines(chained, 'filter'), [9])
+  assert.equal(chained.code.includes('wrapped'), false)
+  const wrapped = functionSource(text, 10, 16)
+  assert.ok(wrapped)
+  assert.equal(wrapped.code.trim().endsWith('a + 1'), true)
+  assert.equal(functionSource(text, 12, 13)?.code, '(a) => a')
+})
+
 test('the whole script is the function at its very start (module code)', () => {
   const fn = functionSource(source, 1, 0)
   assert.ok(fn)

@@ -3,10 +3,11 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { buildProfile, findAllocationCulprits, findCulprits, startCpuProfile, startHeapSampling } from 'hotpath'
-import { recordCpuProfile } from './fixtures/profiles/record.js'
+import { recordCpuProfile, recordProgram, recordServer } from './fixtures/profiles/record.js'
 
 const fixture = (/** @type {string} */ name) => fileURLToPath(new URL(`./fixtures/profiles/${name}`, import.meta.url))
 
@@ -100,6 +101,38 @@ test('anonymous callbacks written inside a function are charged to it, at the ca
   assert.ok([lineOf(file, 'rows.map('), lineOf(file, 'Array.from(')].includes(top.line), `line ${top.line}`)
 })
 
+test('anonymous functions are labelled from their source: what they are passed to, the function they are in', async () => {
+  const script = fixture('callbacks.js')
+  const model = buildProfile(await recordProgram(script))
+  const labelAt = (/** @type {string} */ text, /** @type {string} */ from = text) => {
+    const line = lineOf(script, text)
+    const column = readFileSync(script, 'utf8').split('\n')[line - 1].indexOf(from) + 1
+    const frame = model.frames.find(f => f.file === script && f.line === line && f.column === column)
+    assert.ok(frame, `a frame at ${line}:${column} (${text})`)
+    assert.equal(frame.name, '(anonymous)', 'V8 gives it no name: the function field stays as V8 says')
+    return frame.label
+  }
+  assert.equal(labelAt('.map((i) =>', '(i) =>'), 'map callback in buildRows')
+  assert.equal(labelAt('return (function () {', '() {'), '(anonymous in warmUp)')
+  assert.equal(labelAt("ticks.on('tick'", '() =>'), "on('tick') callback")
+  assert.equal(labelAt('new Promise((resolve)', '(resolve)'), 'new Promise callback')
+  assert.equal(labelAt('setTimeout(function ()', '() {'), 'setTimeout callback')
+  assert.equal(model.frames.find(f => f.file === script && f.line === 1)?.label, '(top level)')
+  // Named functions keep their name and get no label.
+  const spinFrame = model.frames.find(f => f.name === 'spin')
+  assert.ok(spinFrame && spinFrame.label === undefined)
+  // Culprits and their callers carry the label, and keep V8's name in `function`.
+  const [top] = findCulprits(model, { callLimit: 10 })
+  assert.equal(top.function, 'spin')
+  const caller = top.callers.find(c => c.label === "on('tick') callback")
+  assert.ok(caller, JSON.stringify(top.callers))
+  assert.equal(caller.function, '(anonymous)')
+  assert.equal(caller.line, lineOf(script, "ticks.on('tick'") + 1)
+  // Without reading sources, no labels (a production process must not read files).
+  const blind = buildProfile(await recordProgram(script), { readSources: false })
+  assert.equal(blind.frames.find(f => f.file === script && f.label !== undefined && f.label !== '(top level)'), undefined)
+})
+
 /** @param {number} ms */
 function spin (ms) {
   const end = Date.now() + ms
@@ -139,6 +172,77 @@ test('startCpuProfile works in a worker thread and profiles that thread', async 
   const model = buildProfile(profile)
   assert.ok((model.frames.find(f => f.name === 'workerSpin')?.self ?? 0) > 50)
   assert.equal(model.frames.find(f => f.name === 'spin'), undefined, 'the main thread is not in it')
+})
+
+/**
+ * Records what a fixture server still holds at exit: `node --heap-prof` samples allocations and drops the collected.
+ * @param {string} script
+ * @returns {Promise<import('../src/profile/cpuprofile.js').SamplingHeapProfile>}
+ */
+async function recordRetained (script) {
+  const { files } = await recordServer(script, { nodeArgs: (dir) => [`--heap-prof-dir=${dir}`, '--heap-prof', '--heap-prof-interval=32768'] })
+  const file = files.find(f => f.endsWith('.heapprofile'))
+  assert.ok(file, `a .heapprofile from ${script}`)
+  return JSON.parse(await readFile(file, 'utf8'))
+}
+
+/**
+ * Whether V8 charged `callee` to the function starting on `line` of `script` directly: what it does when it inlined
+ * the function that really makes the call.
+ * @param {import('../src/profile/cpuprofile.js').SamplingHeapProfile} heap
+ * @param {string} script
+ * @param {number} line
+ * @param {RegExp} callee
+ */
+function chargedDirectly (heap, script, line, callee) {
+  const stack = [heap.head]
+  while (stack.length > 0) {
+    const n = /** @type {import('../src/profile/cpuprofile.js').SamplingHeapProfileNode} */ (stack.pop())
+    if (n.callFrame.url.endsWith(script) && n.callFrame.lineNumber + 1 === line && n.children.some(c => callee.test(c.callFrame.functionName) && c.selfSize > 0)) return true
+    stack.push(...n.children)
+  }
+  return false
+}
+
+test('a helper V8 inlines into the request handler: what it allocates and keeps is charged to it, at its line', async () => {
+  const script = fixture('inlined-leak-server.js')
+  const heap = await recordRetained(script)
+  const handlerLine = lineOf(script, 'http.createServer(')
+  // The premise: V8 inlined trackVisit, so its profile shows the handler calling padEnd, which only trackVisit does.
+  assert.ok(chargedDirectly(heap, 'inlined-leak-server.js', handlerLine, /^padEnd$/), 'V8 charged the handler with padEnd')
+  const [top, ...rest] = findAllocationCulprits(heap)
+  assert.equal(top.function, 'trackVisit')
+  assert.equal(top.file, script)
+  assert.equal(top.kind, 'app')
+  assert.equal(top.functionLine, lineOf(script, 'function trackVisit'))
+  assert.ok([lineOf(script, '.padEnd('), lineOf(script, 'visits.push(')].includes(top.line), `line ${top.line}`)
+  assert.ok(top.share > 0.5, `share ${top.share}`)
+  assert.ok(top.inlinedShare !== undefined && top.inlinedShare > 0.3 && top.inlinedShare <= top.share + 1e-9, `inlinedShare ${top.inlinedShare}`)
+  assert.equal(top.calls.find(c => c.function === 'padEnd')?.callLine, lineOf(script, '.padEnd('))
+  // The handler that V8 charged is where it ran: the caller, at the line that calls it.
+  const caller = top.callers.find(c => c.inlined)
+  assert.ok(caller, JSON.stringify(top.callers))
+  assert.equal(caller.function, '(anonymous)')
+  assert.equal(caller.label, 'createServer callback')
+  assert.equal(caller.line, lineOf(script, 'trackVisit(req)'))
+  assert.equal(caller.via, 'trackVisit')
+  // What is left to the handler itself is small, and no longer charged with padEnd.
+  const handler = rest.find(c => c.functionLine === handlerLine)
+  assert.ok(!handler || handler.share < 0.2, `handler keeps ${handler?.share}`)
+  assert.ok(!handler?.calls.some(c => c.function === 'padEnd'))
+})
+
+test('the inlined helper is found through an import: the function in the module the caller imports it from', async () => {
+  const script = fixture('inlined-import-server.js')
+  const store = fixture('visits/store.js')
+  const heap = await recordRetained(script)
+  assert.ok(chargedDirectly(heap, 'inlined-import-server.js', lineOf(script, 'http.createServer('), /^padStart$/), 'V8 charged the handler with padStart')
+  const [top] = findAllocationCulprits(heap)
+  assert.equal(top.function, 'keepVisit')
+  assert.equal(top.file, store)
+  assert.equal(top.functionLine, lineOf(store, 'export function keepVisit'))
+  assert.ok([lineOf(store, '.padStart('), lineOf(store, 'kept.push(')].includes(top.line), `line ${top.line}`)
+  assert.equal(top.callers.find(c => c.inlined)?.line, lineOf(script, 'keepVisit(req.url'))
 })
 
 /** @type {object[]} */

@@ -7,14 +7,17 @@ import { THRESHOLDS } from './rules.js'
 
 /**
  * @typedef {object} Culprit
- * @property {string} function
+ * @property {string} function as V8 names it (`(anonymous)` when it has none)
+ * @property {string} [label] for an anonymous function, a name read from its source (`createServer callback`,
+ *   `(anonymous in buildReport)`): what to show a person
  * @property {string} file as the target sees it: relative to its working directory when inside it
  * @property {number} line 1-based
  * @property {number} share 0..1 of the CPU (or of sampled allocations, for `measure: 'allocations'`)
  * @property {'app' | 'dependency' | 'node' | 'v8'} kind
  * @property {'cpu' | 'allocations' | 'listeners'} measure what `share` is a share of
  * @property {string} [reason] why it is blamed, in words
- * @property {{ function: string, file: string, line: number, kind: string, share: number }[]} [calls] where its time goes
+ * @property {{ function: string, label?: string, file: string, line: number, kind: string, share: number }[]} [calls] where
+ *   its time goes
  */
 
 /**
@@ -117,13 +120,14 @@ function startsIo (c) {
 function toCulprit (c, measure, cwd) {
   return {
     function: String(c.function || '(anonymous)'),
+    ...(typeof c.label === 'string' && c.label ? { label: c.label } : {}),
     file: displayPath(String(c.file ?? ''), cwd),
     line: Number(c.line) || 0,
     share: Number(c.share) || 0,
     kind: c.kind,
     measure,
     ...(Array.isArray(c.calls) && c.calls.length > 0
-      ? { calls: c.calls.slice(0, 3).map((/** @type {any} */ k) => ({ function: String(k.function || '(anonymous)'), file: displayPath(String(k.file ?? ''), cwd), line: Number(k.line) || 0, kind: k.kind, share: Number(k.share) || 0 })) }
+      ? { calls: c.calls.slice(0, 3).map((/** @type {any} */ k) => ({ function: String(k.function || '(anonymous)'), ...(typeof k.label === 'string' && k.label ? { label: k.label } : {}), file: displayPath(String(k.file ?? ''), cwd), line: Number(k.line) || 0, kind: k.kind, share: Number(k.share) || 0 })) }
       : {})
   }
 }

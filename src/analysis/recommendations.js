@@ -3,7 +3,7 @@ import { dominantGc, THRESHOLDS } from './rules.js'
 
 /** @typedef {import('./signals.js').Signals} Signals */
 /** @typedef {import('./rules.js').Category} Category */
-/** @typedef {{ function: string, file: string, line: number, share: number, kind: string, measure?: string }} CulpritLike */
+/** @typedef {{ function: string, label?: string, file: string, line: number, share: number, kind: string, measure?: string }} CulpritLike */
 
 /**
  * What to do next, most useful first: the fix for the category, then what else the evidence showed.
@@ -16,7 +16,7 @@ import { dominantGc, THRESHOLDS } from './rules.js'
 export function recommend (category, s, culprits, run) {
   // The code that burns the CPU (or allocates), not the place a leaking listener is added: that gets its own advice.
   const top = culprits.find(c => c.kind === 'app' && c.measure !== 'listeners') ?? culprits.find(c => c.measure !== 'listeners')
-  const where = top ? `${top.function} (${top.file}:${top.line})` : null
+  const where = top ? `${top.label ?? top.function} (${top.file}:${top.line})` : null
   const command = run.command.join(' ')
   /** @type {string[]} */
   const out = []

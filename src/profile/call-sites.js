@@ -99,6 +99,10 @@ export function functionSource (text, line, column) {
     }
     i++
     const code = ch.charCodeAt(0)
+    if (code === 10 && phase === 'expr' && depth === 0 && templates.length === 0 && !continues(text, i, last, lastWord, limit)) {
+      // An arrow's expression body ends with its line when the next line cannot carry it on (no semicolons needed).
+      return result(i - 1)
+    }
     if (code === 32 || code === 10 || code === 9 || code === 13) continue
     if (isWordChar(code)) {
       lastWord = last !== '' && isWordChar(last.charCodeAt(0)) ? lastWord + ch : ch
@@ -126,6 +130,31 @@ export function functionSource (text, line, column) {
     }
   }
   return phase === 'expr' || whole ? result(i) : null
+}
+
+// A line ending in one of these, or a next line starting with one, carries the expression on (no automatic semicolon).
+const CONTINUES_AFTER = new Set('=+-*/%&|^,?:<>([{.!~'.split(''))
+const CONTINUES_BEFORE = new Set('.?:+-*/%&|^=<>,([`'.split(''))
+
+/**
+ * Whether the expression before a line break goes on after it.
+ * @param {string} text
+ * @param {number} i just past the line break
+ * @param {string} last the last code character before it
+ * @param {string} lastWord the word it ends, when it ends in one
+ * @param {number} limit
+ */
+function continues (text, i, last, lastWord, limit) {
+  if (CONTINUES_AFTER.has(last) || REGEX_AFTER_WORDS.has(lastWord)) return true
+  let j = i
+  while (j < limit) {
+    const c = text[j]
+    if (c === ' ' || c === '\t' || c === '\r' || c === '\n') j++
+    else if (c === '/' && text[j + 1] === '/') j = text.indexOf('\n', j) === -1 ? limit : text.indexOf('\n', j)
+    else if (c === '/' && text[j + 1] === '*') j = text.indexOf('*/', j + 2) === -1 ? limit : text.indexOf('*/', j + 2) + 2
+    else return CONTINUES_BEFORE.has(c)
+  }
+  return false
 }
 
 /** @param {number} c a UTF-16 code unit: letters, digits, _ and $ (and anything past ASCII, as identifiers allow) */

@@ -2,8 +2,12 @@
 // the nearest app function that called it — "SHA-512 in node:crypto, 40%" becomes "etag() at util.js:31, 40%, via
 // digest" — because that is the code the user can change. Without an app frame on the stack, the nearest package
 // frame takes it, then the nearest Node.js frame. Engine-only stacks ((program), (garbage collector)) are nobody's.
+// Heap profiles do not expand inlined frames: a call a function's source does not make, found in a function it calls
+// (see inlined.js), is charged to that function, at its line, with a share of what the frame allocated itself.
 import { buildHeapProfile, SOURCES } from './model.js'
 import { callLines, functionSource } from './call-sites.js'
+import { classifyFrame } from './classify.js'
+import { InlineResolver } from './inlined.js'
 import { SourceMapper } from './source-maps.js'
 import { SourceCache } from './sources.js'
 
@@ -11,6 +15,7 @@ import { SourceCache } from './sources.js'
  * Where a culprit's time (or memory) goes: one function it calls directly.
  * @typedef {object} CulpritCall
  * @property {string} function
+ * @property {string} [label] a readable name for an anonymous callee (see Culprit.label)
  * @property {string} file the callee's file
  * @property {number} line 1-based line where the callee starts (0 when unknown)
  * @property {import('./classify.js').FrameKind} kind
@@ -20,7 +25,10 @@ import { SourceCache } from './sources.js'
 
 /**
  * @typedef {object} Culprit
- * @property {string} function
+ * @property {string} function the function's name as V8 gives it (`(anonymous)` when it has none), or, for a function V8
+ *   only ran inlined (see `inlinedShare`), as its source declares it
+ * @property {string} [label] for an anonymous function, a name read from its source: `createServer callback`,
+ *   `(anonymous in buildReport)`, `map callback in buildReport`, `(top level)`; absent when the source says nothing
  * @property {string} file path as the target sees it (the original source when source-mapped)
  * @property {number} line 1-based: the hottest line inside the function — a line of its own code, or the line that
  *   calls where its time goes; the function's first line when neither is known
@@ -29,8 +37,10 @@ import { SourceCache } from './sources.js'
  * @property {import('./classify.js').FrameKind} kind
  * @property {number} [selfMs] CPU profiles: time in the function itself
  * @property {number} [totalMs] CPU profiles: time in it and everything it called
- * @property {number} [selfBytes] heap profiles
- * @property {number} [totalBytes] heap profiles
+ * @property {number} [selfBytes] heap profiles: as V8 attributed them (0 for a function it only ran inlined)
+ * @property {number} [totalBytes] heap profiles: as V8 attributed them
+ * @property {number} [inlinedShare] heap profiles: the part of `share` V8 charged to callers it had inlined this
+ *   function into, recovered from the source (those callers are in `callers`, marked `inlined`)
  * @property {CulpritCall[]} calls where its charged time goes, most first
  * @property {CulpritCaller[]} callers the nearest app functions that called it, most first: for a listener or a
  *   callback, the code that made it run (through `emit`, a framework, a timer)
@@ -39,11 +49,13 @@ import { SourceCache } from './sources.js'
 /**
  * @typedef {object} CulpritCaller
  * @property {string} function
+ * @property {string} [label] a readable name for an anonymous caller (see Culprit.label)
  * @property {string} file
  * @property {number} line 1-based: the line that makes the call on the way to the culprit when it could be found, else
  *   the caller's first line
  * @property {string} via the function the caller called directly (the culprit itself, or e.g. `emit`)
  * @property {number} share 0..1 of the profile spent in the culprit under this caller
+ * @property {boolean} [inlined] V8 ran the culprit inlined in this caller and charged (part of) this share to it
  */
 
 /**
@@ -85,7 +97,7 @@ export function findCulprits (model, opts = {}) {
     }
   }
 
-  /** @type {Map<number, { charged: number, lines: Map<number, number>, calls: Map<number, number> }>} */
+  /** @type {Map<number, { charged: number, own: number, lines: Map<number, number>, calls: Map<number, number> }>} */
   const owners = new Map()
   for (let i = 0; i < n; i++) {
     const node = nodes[i]
@@ -95,10 +107,11 @@ export function findCulprits (model, opts = {}) {
     if (k === OWNER_KINDS.length) continue
     const ownerFrame = nodes[near[k][i]].frame
     let o = owners.get(ownerFrame)
-    if (!o) owners.set(ownerFrame, o = { charged: 0, lines: new Map(), calls: new Map() })
+    if (!o) owners.set(ownerFrame, o = { charged: 0, own: 0, lines: new Map(), calls: new Map() })
     o.charged += node.self
     const v = via[k][i]
     if (v === -1) {
+      o.own += node.self
       for (const [line, value] of node.lines) o.lines.set(line, (o.lines.get(line) ?? 0) + value)
     } else {
       const callee = nodes[v].frame
@@ -109,30 +122,84 @@ export function findCulprits (model, opts = {}) {
   const context = /** @type {any} */ (model)[SOURCES] ?? {}
   const sources = /** @type {SourceCache} */ (context.sources ?? new SourceCache())
   const mapper = /** @type {SourceMapper | null} */ (context.mapper ?? new SourceMapper(sources))
+  // Functions V8 ran only inlined have no frame in the model: they get one here, after the model's own.
+  /** @type {import('./model.js').ProfileFrame[]} */
+  const extra = []
+  const frameOf = (/** @type {number} */ f) => f < frames.length ? frames[f] : extra[f - frames.length]
   /** @type {Map<number, import('./call-sites.js').FunctionSource | null>} */
   const functionCache = new Map()
   const fnOf = (/** @type {number} */ f) => {
     let fn = functionCache.get(f)
-    if (fn === undefined) functionCache.set(f, fn = readFunction(frames[f], sources))
+    if (fn === undefined) functionCache.set(f, fn = readFunction(frameOf(f), sources))
     return fn
   }
 
   // Each owner's calls and lines, resolved in its own source: the line of each call is found where the call is made.
   const floor = model.total * minShare / 10
-  /** @type {Map<number, { charged: number, lines: Map<number, number>, calls: Map<number, { value: number, callLine?: number }> }>} */
+  /** @type {Map<number, Resolved>} */
   const resolved = new Map()
+  // Heap profiles charge what an inlined function allocates to the function it was inlined into (CPU profiles expand
+  // inlined frames): a call its own source does not make is looked for in the functions it calls.
+  const inlining = model.type === 'heap' ? new InlineResolver(sources) : null
+  const helperFrame = inlining ? helperFrames(model, extra, mapper) : null
+  /** @type {Map<number, Resolved>} */
+  const recovered = new Map()
   for (const [f, o] of owners) {
     if (o.charged < floor) continue
+    const frame = frames[f]
     const fn = fnOf(f)
     /** @type {Map<number, { value: number, callLine?: number }>} */
     const calls = new Map()
     const lines = new Map(o.lines)
+    let ownCalls = 0
+    /** @type {{ helper: number, callee: number, value: number, callLine: number | undefined, hop: { name: string, line: number } }[]} */
+    const moved = []
     for (const [c, value] of o.calls) {
-      const callLine = fn ? originalLine(frames[f], callLines(fn, frames[c].name)[0], mapper) : undefined
+      const callLine = fn ? originalLine(frame, callLines(fn, frames[c].name)[0], mapper) : undefined
+      if (callLine === undefined && inlining && helperFrame && fn) {
+        const sites = inlining.sites(scriptOf(frame).file, fn, frames[c].name)
+        for (const site of sites) {
+          const helper = helperFrame(site)
+          if (helper === f) continue
+          const share = value / sites.length
+          moved.push({ helper, callee: c, value: share, callLine: originalLine(frameOf(helper), site.callLine, mapper), hop: site.hop })
+        }
+        if (moved.some(m => m.callee === c)) continue
+      }
+      if (callLine !== undefined) ownCalls += value
       calls.set(c, callLine === undefined ? { value } : { value, callLine })
       if (callLine !== undefined) lines.set(callLine, (lines.get(callLine) ?? 0) + value)
     }
-    resolved.set(f, { charged: o.charged, lines, calls })
+    let charged = o.charged
+    if (moved.length > 0) {
+      // What the frame allocated itself cannot be told apart by line: it is shared out like the calls whose place in
+      // the source is known, between the function's own code and the functions inlined into it.
+      const inHelpers = moved.reduce((sum, m) => sum + m.value, 0)
+      const ownMoved = o.own * inHelpers / (inHelpers + ownCalls)
+      const hopLine = originalLine(frame, moved[0].hop.line, mapper)
+      for (const m of moved) {
+        const value = m.value + ownMoved * m.value / inHelpers
+        charged -= value
+        let r = recovered.get(m.helper)
+        if (!r) recovered.set(m.helper, r = emptyResolved())
+        r.charged += value
+        const call = r.calls.get(m.callee)
+        if (call) call.value += m.value
+        else r.calls.set(m.callee, m.callLine === undefined ? { value: m.value } : { value: m.value, callLine: m.callLine })
+        if (m.callLine !== undefined) r.lines.set(m.callLine, (r.lines.get(m.callLine) ?? 0) + m.value)
+        const line = m.hop === moved[0].hop ? hopLine : originalLine(frame, m.hop.line, mapper)
+        const key = `${f}:${m.hop.name}:${line}`
+        const into = r.inlinedInto.get(key)
+        if (into) into.value += value
+        else r.inlinedInto.set(key, { caller: f, via: m.hop.name, line: line ?? frame.line, value })
+      }
+    }
+    resolved.set(f, { ...emptyResolved(), charged, lines, calls })
+  }
+  for (const [f, r] of recovered) {
+    const into = resolved.get(f)
+    if (into) mergeResolved(into, r)
+    else resolved.set(f, r)
   }
 
   // An anonymous callback written inside the function that runs it (`rows.map(row => …)`, `list.forEach(…)`) is part
@@ -140,22 +207,16 @@ export function findCulprits (model, opts = {}) {
   /** @type {Map<number, number>} */
   const foldInto = new Map()
   for (const f of resolved.keys()) {
-    const target = enclosingCaller(model, f, near[0], fnOf)
+    const target = f < frames.length ? enclosingCaller(model, f, near[0], fnOf) : -1
     if (target !== -1) foldInto.set(f, target)
   }
   for (const [f, first] of foldInto) {
     let target = first
     for (let hops = 0; foldInto.has(target) && hops < 50; hops++) target = /** @type {number} */ (foldInto.get(target))
-    const from = /** @type {NonNullable<ReturnType<typeof resolved.get>>} */ (resolved.get(f))
+    const from = /** @type {Resolved} */ (resolved.get(f))
     let into = resolved.get(target)
-    if (!into) resolved.set(target, into = { charged: 0, lines: new Map(), calls: new Map() })
-    into.charged += from.charged
-    for (const [line, v] of from.lines) into.lines.set(line, (into.lines.get(line) ?? 0) + v)
-    for (const [c, call] of from.calls) {
-      const existing = into.calls.get(c)
-      if (existing) existing.value += call.value
-      else into.calls.set(c, { ...call })
-    }
+    if (!into) resolved.set(target, into = emptyResolved())
+    mergeResolved(into, from)
     resolved.delete(f)
   }
 
@@ -165,21 +226,41 @@ export function findCulprits (model, opts = {}) {
   for (const [f, o] of ranked) {
     const share = o.charged / model.total
     if (share < minShare) break
-    const frame = frames[f]
+    const frame = frameOf(f)
     const calls = [...o.calls].sort((a, b) => b[1].value - a[1].value).slice(0, callLimit).map(([c, { value, callLine }]) => {
       const callee = frames[c]
       /** @type {CulpritCall} */
       const call = { function: callee.name, file: callee.file, line: callee.line, kind: callee.kind, share: value / model.total }
+      if (callee.label) call.label = callee.label
       if (callLine !== undefined) call.callLine = callLine
       return call
     })
-    const callers = findCallers(model, f, near[0], via[0], callLimit).map(({ caller, through, value }) => {
+    /** @type {CulpritCaller[]} */
+    const callers = f < frames.length
+      ? findCallers(model, f, near[0], via[0], callLimit).map(({ caller, through, value }) => {
+        const callerFrame = frames[caller]
+        const viaName = frames[through].name
+        const callerFn = fnOf(caller)
+        const line = originalLine(callerFrame, callerFn ? callLines(callerFn, viaName)[0] : undefined, mapper) ?? callerFrame.line
+        return withLabel({ function: callerFrame.name, file: callerFrame.file, line, via: viaName, share: value / model.total }, callerFrame)
+      })
+      : []
+    let inlinedShare = 0
+    for (const { caller, via: viaName, line, value } of o.inlinedInto.values()) {
       const callerFrame = frames[caller]
-      const viaName = frames[through].name
-      const callerFn = fnOf(caller)
-      const line = originalLine(callerFrame, callerFn ? callLines(callerFn, viaName)[0] : undefined, mapper) ?? callerFrame.line
-      return { function: callerFrame.name, file: callerFrame.file, line, via: viaName, share: value / model.total }
-    })
+      inlinedShare += value / model.total
+      const same = callers.find(c => c.function === callerFrame.name && c.file === callerFrame.file && c.line === line && c.via === viaName)
+      if (same) {
+        same.share += value / model.total
+        same.inlined = true
+      } else {
+        callers.push(withLabel({ function: callerFrame.name, file: callerFrame.file, line, via: viaName, share: value / model.total, inlined: true }, callerFrame))
+      }
+    }
+    if (o.inlinedInto.size > 0) {
+      callers.sort((a, b) => b.share - a.share)
+      callers.length = Math.min(callers.length, callLimit)
+    }
     // The hottest line: its own lines and the lines of its calls, weighed together.
     let line = frame.line
     let best = 0
@@ -191,16 +272,115 @@ export function findCulprits (model, opts = {}) {
     }
     /** @type {Culprit} */
     const culprit = { function: frame.name, file: frame.file, line, functionLine: frame.line, share, kind: frame.kind, calls, callers }
+    if (frame.label) culprit.label = frame.label
     if (model.unit === 'ms') {
       culprit.selfMs = frame.self
       culprit.totalMs = frame.total
     } else {
       culprit.selfBytes = frame.self
       culprit.totalBytes = frame.total
+      if (inlinedShare > 0) culprit.inlinedShare = inlinedShare
     }
     culprits.push(culprit)
   }
   return culprits
+}
+
+/**
+ * What a function is charged with, resolved against its source.
+ * @typedef {object} Resolved
+ * @property {number} charged
+ * @property {Map<number, number>} lines 1-based line → value
+ * @property {Map<number, { value: number, callLine?: number }>} calls callee frame → value, and the line of the call
+ * @property {Map<string, { caller: number, via: string, line: number, value: number }>} inlinedInto the frames V8
+ *   charged with it, having inlined it: the line of each that leads to it, and what was recovered from there
+ */
+
+/** @returns {Resolved} */
+function emptyResolved () {
+  return { charged: 0, lines: new Map(), calls: new Map(), inlinedInto: new Map() }
+}
+
+/**
+ * @param {Resolved} into
+ * @param {Resolved} from
+ */
+function mergeResolved (into, from) {
+  into.charged += from.charged
+  for (const [line, v] of from.lines) into.lines.set(line, (into.lines.get(line) ?? 0) + v)
+  for (const [c, call] of from.calls) {
+    const existing = into.calls.get(c)
+    if (existing) existing.value += call.value
+    else into.calls.set(c, { ...call })
+  }
+  for (const [key, entry] of from.inlinedInto) {
+    const existing = into.inlinedInto.get(key)
+    if (existing) existing.value += entry.value
+    else into.inlinedInto.set(key, { ...entry })
+  }
+}
+
+/**
+ * @param {CulpritCaller} entry
+ * @param {import('./model.js').ProfileFrame} frame
+ * @returns {CulpritCaller}
+ */
+function withLabel (entry, frame) {
+  if (frame.label) entry.label = frame.label
+  return entry
+}
+
+/**
+ * Where a frame's function is in the script that ran.
+ * @param {import('./model.js').ProfileFrame} frame
+ */
+function scriptOf (frame) {
+  return frame.generated ?? { file: frame.file, line: frame.line, column: frame.column - 1 }
+}
+
+/**
+ * The frame of a function found in the source: the model's, when V8 also ran it on its own, else a new one in `extra`
+ * (numbered after the model's frames).
+ * @param {import('./model.js').ProfileModel} model
+ * @param {import('./model.js').ProfileFrame[]} extra
+ * @param {SourceMapper | null} mapper
+ * @returns {(site: import('./inlined.js').InlinedSite) => number}
+ */
+function helperFrames (model, extra, mapper) {
+  /** @type {Map<string, number> | null} */
+  let byPosition = null
+  return (site) => {
+    if (!byPosition) {
+      byPosition = new Map()
+      for (const frame of model.frames) {
+        const where = scriptOf(frame)
+        byPosition.set(`${where.file}\0${where.line}\0${where.column}`, frame.id)
+      }
+    }
+    const { declaration: d } = site
+    const key = `${site.file}\0${d.line}\0${d.column}`
+    let id = byPosition.get(key)
+    if (id !== undefined) return id
+    const original = mapper?.original(site.file, d.line, d.column) ?? null
+    const file = original ? original.file : site.file
+    /** @type {import('./model.js').ProfileFrame} */
+    const frame = {
+      id: model.frames.length + extra.length,
+      name: d.name,
+      file,
+      line: original ? original.line : d.line,
+      column: (original ? original.column : d.column) + 1,
+      kind: classifyFrame({ functionName: d.name, url: site.file, scriptId: '' }, file, model.appRoot),
+      self: 0,
+      total: 0,
+      lines: []
+    }
+    if (original) frame.generated = { file: site.file, line: d.line, column: d.column }
+    id = frame.id
+    extra.push(frame)
+    byPosition.set(key, id)
+    return id
+  }
 }
 
 /**

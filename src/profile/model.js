@@ -3,6 +3,8 @@
 // frame's kind. Built from V8 CPU profiles (values in ms) or sampling heap profiles (values in bytes).
 import { classifyFrame, fileOfUrl, KINDS } from './classify.js'
 import { functionSource } from './call-sites.js'
+import { functionLabel } from './function-labels.js'
+import { scriptIndex } from './script-index.js'
 import { parseCpuProfile, parseHeapProfile } from './cpuprofile.js'
 import { SourceMapper } from './source-maps.js'
 import { SourceCache } from './sources.js'
@@ -16,7 +18,10 @@ import { SourceCache } from './sources.js'
  * One function, wherever it appears in the tree.
  * @typedef {object} ProfileFrame
  * @property {number} id its index in `model.frames`
- * @property {string} name function name; `(anonymous)` when it has none
+ * @property {string} name function name as V8 gives it; `(anonymous)` when it has none
+ * @property {string} [label] for an anonymous function, a name read from its source that a person recognises:
+ *   `createServer callback`, `on('data') callback`, `(anonymous in buildReport)`, `map callback in buildReport`,
+ *   `(top level)`; absent when the source says nothing (or was not read)
  * @property {string} file path as the target sees it (the original source when source-mapped), `node:…`, or ''
  * @property {number} line 1-based line where the function starts; 0 when unknown
  * @property {number} column 1-based; 0 when unknown
@@ -221,6 +226,11 @@ class Builder {
       lines: []
     }
     if (generated) frame.generated = generated
+    if (name === '' && cf.url !== '') {
+      const where = generated ?? { file, line, column: column - 1 }
+      const label = functionLabel(where.file.startsWith('/') ? scriptIndex(this.sources, where.file) : null, where.line, where.column)
+      if (label) frame.label = label
+    }
     this.frames.push(frame)
     this.frameIndex.set(key, id)
     return id

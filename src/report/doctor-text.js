@@ -33,11 +33,11 @@ export function formatDiagnosis (d, opts = {}) {
     lines.push('Culprits')
     d.culprits.forEach((c, i) => {
       const share = c.measure === 'allocations' ? `${formatPercent(c.share, 0)} of allocations` : c.measure === 'listeners' ? 'listener leak' : `${formatPercent(c.share, 0)} of CPU`
-      lines.push(`  ${i + 1}. ${c.function}  ${c.file}:${c.line}  (${share}, ${c.kind})`)
+      lines.push(`  ${i + 1}. ${c.label ?? c.function}  ${c.file}:${c.line}  (${share}, ${c.kind})`)
       if (c.reason) lines.push(`     ${c.reason}`)
       const calls = (c.calls ?? []).filter(k => k.share >= 0.02).slice(0, 2)
       if (calls.length > 0) {
-        lines.push(`     time goes to ${calls.map(k => `${k.function} (${k.kind === 'app' ? `${k.file}:${k.line}` : k.file || k.kind}, ${formatPercent(k.share, 0)})`).join(', ')}`)
+        lines.push(`     time goes to ${calls.map(k => `${k.label ?? k.function} (${k.kind === 'app' ? `${k.file}:${k.line}` : k.file || k.kind}, ${formatPercent(k.share, 0)})`).join(', ')}`)
       }
     })
     lines.push('')

@@ -18,6 +18,8 @@
   function init (container, data, options) {
     const opts = Object.assign({ table: true, toolbar: true, tableRows: 40 }, options || {})
     const F = data.frames
+    // The name to show: a label read from the source for an anonymous function (data from older versions has none).
+    const shownName = (/** @type {number} */ f) => (F.label && F.label[f]) || F.name[f]
     const kinds = data.kinds
     const frameKind = F.kind.map((/** @type {number} */ k) => kinds[k])
     const unit = data.unit
@@ -293,7 +295,7 @@
       const f = view.frame[v]
       if (v === 0) return 'all: ' + fmt(view.total[0])
       const file = data.files[F.file[f]]
-      let label = F.name[f]
+      let label = shownName(f)
       if (view.deopt[v] >= 0) label += ' [not optimised]'
       if (file) label += '  ' + shortFile(file) + (F.line[f] > 0 ? ':' + F.line[f] : '')
       return label
@@ -377,7 +379,7 @@
       if (state.search) {
         for (let f = 0; f < F.name.length; f++) {
           state.search.lastIndex = 0
-          if (state.search.test(F.name[f]) || state.search.test(data.files[F.file[f]])) frameMatch[f] = 1
+          if (state.search.test(F.name[f]) || state.search.test(shownName(f)) || state.search.test(data.files[F.file[f]])) frameMatch[f] = 1
         }
       }
       if (!state.search && !state.focus) {
@@ -439,7 +441,7 @@
       for (let a = state.zoom; a >= 0; a = view.parent[a]) path.unshift(a)
       path.forEach((v, i) => {
         if (i > 0) crumbs.appendChild(document.createTextNode(' › '))
-        const b = el('button', 'hp-crumb', v === 0 ? 'all' : F.name[view.frame[v]])
+        const b = el('button', 'hp-crumb', v === 0 ? 'all' : shownName(view.frame[v]))
         b.addEventListener('click', () => zoomTo(v))
         crumbs.appendChild(b)
       })
@@ -456,7 +458,7 @@
       /** @type {Set<number>} */
       const framesFound = new Set()
       for (let f = 0; f < F.name.length; f++) {
-        if (want.function !== undefined && F.name[f] !== want.function) continue
+        if (want.function !== undefined && F.name[f] !== want.function && shownName(f) !== want.function) continue
         if (want.file !== undefined && want.file !== '' && data.files[F.file[f]] !== want.file) continue
         framesFound.add(f)
       }
@@ -530,7 +532,8 @@
       const file = data.files[F.file[f]]
       const total = view.total[0] || 1
       tip.textContent = ''
-      tip.appendChild(el('div', 'hp-tip-name', F.name[f]))
+      tip.appendChild(el('div', 'hp-tip-name', shownName(f)))
+      if (shownName(f) !== F.name[f]) tip.appendChild(el('div', 'hp-tip-file', F.name[f] + ' to V8; named from its source'))
       if (file) tip.appendChild(el('div', 'hp-tip-file', file + (F.line[f] > 0 ? ':' + F.line[f] : '')))
       tip.appendChild(el('div', '', KIND_LABEL[/** @type {'app'} */ (frameKind[f])]))
       tip.appendChild(el('div', '', 'total ' + fmt(view.total[v]) + ' (' + pct(view.total[v] / total) + ') · self ' + fmt(view.self[v]) + ' (' + pct(view.self[v] / total) + ')'))
@@ -579,14 +582,15 @@
         li.appendChild(el('span', 'hp-culprit-share', pct(c.share)))
         const name = el('span', 'hp-culprit-fn', undefined)
         name.appendChild(el('span', 'hp-swatch hp-swatch-' + c.kind, undefined))
-        name.appendChild(document.createTextNode(c.function))
+        name.appendChild(document.createTextNode(c.label || c.function))
         li.appendChild(name)
         if (c.file) li.appendChild(el('span', 'hp-culprit-where', shortFile(c.file) + ':' + c.line))
         if (c.calls.length) {
           li.appendChild(el('span', 'hp-culprit-calls', '→ ' + c.calls.map((/** @type {any} */ x) => x.function + ' (' + shortFile(x.file) + ') ' + pct(x.share)).join(', ')))
         }
         li.title = (c.file ? c.file + ':' + c.line : '') + ' — click to zoom'
-        li.addEventListener('click', () => zoomToFunction({ function: c.function, file: c.file, line: c.functionLine }))
+        // A function V8 ran inlined has its bytes in the caller's box: that is where the click goes.
+        li.addEventListener('click', () => zoomToFunction(c.zoom || { function: c.function, file: c.file, line: c.functionLine }))
         list.appendChild(li)
       }
       culpritBox.appendChild(list)
@@ -632,7 +636,7 @@
         const file = data.files[F.file[f]]
         const name = el('td', 'hp-fn', undefined)
         name.appendChild(el('span', 'hp-swatch hp-swatch-' + frameKind[f], undefined))
-        name.appendChild(document.createTextNode(F.name[f]))
+        name.appendChild(document.createTextNode(shownName(f)))
         tr.appendChild(name)
         const where = el('td', 'hp-where', file ? shortFile(file) + (F.line[f] > 0 ? ':' + F.line[f] : '') : '')
         where.title = file
@@ -749,7 +753,7 @@
         for (let d = 0; d < drawn.length; d++) {
           const row = drawn[d]
           for (let i = 0; i < row.length; i += 3) {
-            if (F.name[view.frame[row[i]]] === name && (!best || row[i + 2] > best.w)) best = { d, x: row[i + 1], w: row[i + 2] }
+            if ((F.name[view.frame[row[i]]] === name || shownName(view.frame[row[i]]) === name) && (!best || row[i + 2] > best.w)) best = { d, x: row[i + 1], w: row[i + 2] }
           }
         }
         if (!best) return null

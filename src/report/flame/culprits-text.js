@@ -13,14 +13,15 @@ export function formatCulprits (culprits, opts) {
   const lines = [`Top culprits (share of ${what}):`]
   for (const c of culprits) {
     const where = c.file ? `${shortPath(c.file, opts.cwd)}:${c.line}` : ''
-    lines.push(`  ${formatPercent(c.share).padStart(6)}  ${c.function}  ${where}${c.kind === 'app' ? '' : `  [${c.kind}]`}`)
+    lines.push(`  ${formatPercent(c.share).padStart(6)}  ${c.label ?? c.function}  ${where}${c.kind === 'app' ? '' : `  [${c.kind}]`}`)
     const calls = c.calls.filter(x => x.share >= c.share * 0.1).slice(0, 3)
     if (calls.length > 0) {
-      lines.push(`          → ${calls.map(x => `${x.function} (${shortPath(x.file, opts.cwd)}) ${formatPercent(x.share)}`).join(', ')}`)
+      lines.push(`          → ${calls.map(x => `${x.label ?? x.function} (${x.file ? shortPath(x.file, opts.cwd) : x.kind}) ${formatPercent(x.share)}`).join(', ')}`)
     }
     const caller = c.callers[0]
-    if (caller && caller.via !== c.function) {
-      lines.push(`          ← run by ${caller.function} via ${caller.via} at ${shortPath(caller.file, opts.cwd)}:${caller.line}`)
+    if (caller && (caller.via !== c.function || caller.inlined)) {
+      const via = caller.via !== c.function ? ` via ${caller.via}` : ''
+      lines.push(`          ← ${caller.inlined ? 'inlined by V8 into' : 'run by'} ${caller.label ?? caller.function}${via} at ${shortPath(caller.file, opts.cwd)}:${caller.line}`)
     }
   }
   return lines.join('\n') + '\n'

@@ -15,8 +15,9 @@ import { findCulprits } from '../../profile/culprits.js'
  * @property {number} durationMs
  * @property {string[]} kinds the kind names, indexed by `frames.kind`
  * @property {string[]} files indexed by `frames.file`
- * @property {{ name: string[], file: number[], line: number[], kind: number[], hotLines: number[][] }} frames
- *   hotLines: `[line, value, line, value, …]` of each frame's hottest lines
+ * @property {{ name: string[], label: string[], file: number[], line: number[], kind: number[], hotLines: number[][] }} frames
+ *   label: the name read from the source for an anonymous function, '' when none (see ProfileFrame.label); hotLines:
+ *   `[line, value, line, value, …]` of each frame's hottest lines
  * @property {{ frame: number[], parent: number[], self: number[], deopt: number[] }} nodes node 0 is the root; deopt
  *   indexes `deopts`, -1 when none
  * @property {string[]} deopts
@@ -26,12 +27,15 @@ import { findCulprits } from '../../profile/culprits.js'
 /**
  * @typedef {object} FlameCulprit
  * @property {string} function
+ * @property {string} [label]
  * @property {string} file
  * @property {number} line the hottest line
  * @property {number} functionLine
  * @property {string} kind
  * @property {number} share
  * @property {{ function: string, file: string, share: number }[]} calls
+ * @property {{ function: string, file: string, line: number }} [zoom] where a click on it zooms when that is not the
+ *   function itself: the caller V8 ran it inlined in and charged, when that is most of its share (heap profiles)
  */
 
 const HOT_LINES = 5
@@ -45,19 +49,21 @@ const HOT_LINES = 5
 export function flameData (model, opts = {}) {
   const culprits = (opts.culprits ?? findCulprits(model, { limit: 5 })).map(c => ({
     function: c.function,
+    ...(c.label ? { label: c.label } : {}),
     file: c.file,
     line: c.line,
     functionLine: c.functionLine,
     kind: c.kind,
     share: c.share,
-    calls: c.calls.filter(x => x.share >= c.share * 0.1).slice(0, 3).map(x => ({ function: x.function, file: x.file, share: x.share }))
+    calls: c.calls.filter(x => x.share >= c.share * 0.1).slice(0, 3).map(x => ({ function: x.function, file: x.file, share: x.share })),
+    ...zoomOf(c)
   }))
   const scale = model.unit === 'ms' ? 1000 : 1
   const isIdle = (/** @type {import('../../profile/model.js').ProfileFrame} */ f) => f.kind === 'v8' && f.name === '(idle)'
   /** @type {Map<string, number>} */
   const fileIndex = new Map()
   const files = /** @type {string[]} */ ([])
-  const frames = { name: /** @type {string[]} */ ([]), file: /** @type {number[]} */ ([]), line: /** @type {number[]} */ ([]), kind: /** @type {number[]} */ ([]), hotLines: /** @type {number[][]} */ ([]) }
+  const frames = { name: /** @type {string[]} */ ([]), label: /** @type {string[]} */ ([]), file: /** @type {number[]} */ ([]), line: /** @type {number[]} */ ([]), kind: /** @type {number[]} */ ([]), hotLines: /** @type {number[][]} */ ([]) }
   for (const f of model.frames) {
     let fi = fileIndex.get(f.file)
     if (fi === undefined) {
@@ -66,6 +72,7 @@ export function flameData (model, opts = {}) {
       fileIndex.set(f.file, fi)
     }
     frames.name.push(f.name)
+    frames.label.push(f.label ?? '')
     frames.file.push(fi)
     frames.line.push(f.line)
     frames.kind.push(KINDS.indexOf(f.kind))
@@ -118,4 +125,14 @@ export function flameData (model, opts = {}) {
     deopts,
     culprits
   }
+}
+
+/**
+ * @param {import('../../profile/culprits.js').Culprit} c
+ * @returns {{ zoom?: FlameCulprit['zoom'] }}
+ */
+function zoomOf (c) {
+  const into = c.callers.find(x => x.inlined)
+  if (!into || (c.inlinedShare ?? 0) < c.share / 2) return {}
+  return { zoom: { function: into.function, file: into.file, line: into.line } }
 }
