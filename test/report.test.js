@@ -316,3 +316,25 @@ test('--report-profile embeds the raw CPU profile: the page saves it as a .cpupr
   assert.deepEqual(errors, [])
   await page.close()
 })
+
+test('a culprit V8 ran inlined zooms to the caller whose box holds its time, and the page says so', { skip }, async (t) => {
+  const save = join(work, 'inlined')
+  const html = join(work, 'inlined.html')
+  const json = join(work, 'inlined.json')
+  const r = await hotpath(['doctor', '-d', '4', '--no-progress', '--save', save, '--report', html, '--json', json, '--', process.execPath, 'test/fixtures/profiles/inlined-leak-server.js'], { env: { PORT: '0' }, timeout: 90000 })
+  assert.equal(r.code, 0, r.stderr)
+  const data = embedded(await readFile(html, 'utf8'))
+  const i = data.culprits.findIndex((/** @type {any} */ c) => c.function === 'trackVisit')
+  if (i === -1 || !data.culprits[i].zoom) {
+    // Allocation culprits come with a gc or memory-leak verdict; a slow machine may not leak enough in 4 s.
+    t.skip(`no inlined allocation culprit this run (${JSON.parse(await readFile(json, 'utf8')).category})`)
+    return
+  }
+  const { page, errors } = await openReport(html)
+  await page.click(`.hr-culprit[data-culprit="${i}"]`)
+  const s = await page.evaluate(() => /** @type {any} */ (window).hotpathReport.flame().stats())
+  assert.equal(s.zoomed, data.culprits[i].zoom.function)
+  assert.match(await page.textContent(`.hr-culprit[data-culprit="${i}"] .hr-c-note`) ?? '', /trackVisit ran inlined into/)
+  assert.deepEqual(errors, [])
+  await page.close()
+})

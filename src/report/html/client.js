@@ -202,10 +202,12 @@
       if (li) li.classList.add('hr-active')
       const kind = c.measure === 'allocations' && data.flame && data.flame.heap ? 'heap' : 'cpu'
       const graph = showFlame(kind) || showFlame(kind === 'cpu' ? 'heap' : 'cpu')
-      const found = graph ? graph.zoomToFunction({ function: c.function, file: c.file, line: c.line }) : false
+      // A function V8 ran inlined has no box of its own: its time is drawn in its caller's, where the click goes.
+      const found = graph ? graph.zoomToFunction(c.zoom || { function: c.function, file: c.file, line: c.line }) : false
       if (note) {
-        note.hidden = found
-        note.textContent = found ? '' : whyMissing(c, graph !== null)
+        const text = !found ? whyMissing(c, graph !== null) : c.zoom ? c.label + ' ran inlined into ' + c.zoom.function + ' (V8 gave it no frame of its own): its time is in ' + c.zoom.function + '’s box.' : ''
+        note.hidden = text === ''
+        note.textContent = text
       }
       const section = document.getElementById('flame')
       if (found && section) section.scrollIntoView({ block: 'start' })
@@ -213,16 +215,16 @@
     }
 
     /**
-     * @param {{ function: string, measure: string }} c
+     * @param {{ function: string, label: string, measure: string }} c
      * @param {boolean} hasGraph
      */
     function whyMissing (c, hasGraph) {
       if (!hasGraph) return 'No profile was recorded in this run, so there is no flame graph to show it in.'
       if (c.measure === 'listeners') {
-        return c.function + ' does not show in the CPU profile: adding a listener costs little. The cost is in running all of them on every emit — see the other culprits, and emit in the flame graph.'
+        return c.label + ' does not show in the CPU profile: adding a listener costs little. The cost is in running all of them on every emit — see the other culprits, and emit in the flame graph.'
       }
-      if (c.measure === 'allocations') return c.function + ' is blamed for what it allocates, not for CPU time, and does not show in this profile.'
-      return c.function + ' is not in the flame graph (it took too few samples to be drawn).'
+      if (c.measure === 'allocations') return c.label + ' is blamed for what it allocates, not for CPU time, and does not show in this profile.'
+      return c.label + ' is not in the flame graph (it took too few samples to be drawn).'
     }
 
     for (const li of /** @type {NodeListOf<HTMLElement>} */ (document.querySelectorAll('.hr-culprit.hr-linked'))) {

@@ -83,7 +83,10 @@ ${runSection(d, runData)}
       kind: 'doctor',
       category: d.category,
       runs: [{ label: title, series, decisive: DECISIVE_CHARTS[d.category] ?? [], thresholds: CHART_THRESHOLDS }],
-      culprits: d.culprits.map(c => ({ function: c.function, file: c.file, line: c.line, measure: c.measure })),
+      culprits: d.culprits.map(c => {
+        const zoom = profiles.zooms[c.measure === 'allocations' ? 'heap' : 'cpu'][`${c.function}|${c.file}`]
+        return { function: c.function, label: c.label ?? c.function, file: c.file, line: c.line, measure: c.measure, ...(zoom ? { zoom } : {}) }
+      }),
       flame: profiles
     }
   })
@@ -168,9 +171,9 @@ function culpritsSection (d, profiles) {
     const calls = (c.calls ?? []).filter(k => k.share >= 0.02).slice(0, 3)
     const bar = c.measure === 'listeners' ? '' : `<span class="hr-bar"><span style="width:${Math.round(Math.min(1, c.share) * 100)}%"></span></span>`
     return `<li class="hr-culprit${linked ? ' hr-linked' : ''}" data-culprit="${i}"${linked ? ' tabindex="0" role="button" title="show it in the flame graph"' : ''}>
-    <div class="hr-c-head"><span class="hr-c-fn">${esc(c.function)}</span> <span class="hr-c-where">${esc(c.file)}:${esc(c.line)}</span> <span class="hr-c-share hr-m-${esc(c.measure)}">${esc(share)}</span>${bar}<span class="hr-c-kind">${esc(c.kind)}</span></div>
+    <div class="hr-c-head"><span class="hr-c-fn"${c.label ? ` title="${esc(c.function)} to V8; named from its source"` : ''}>${esc(c.label ?? c.function)}</span> <span class="hr-c-where">${esc(c.file)}:${esc(c.line)}</span> <span class="hr-c-share hr-m-${esc(c.measure)}">${esc(share)}</span>${bar}<span class="hr-c-kind">${esc(c.kind)}</span></div>
     ${c.reason ? `<div class="hr-c-reason">${esc(c.reason)}</div>` : ''}
-    ${calls.length > 0 ? `<div class="hr-c-calls">time goes to ${calls.map(k => `${esc(k.function)} <span class="hr-muted">(${esc(k.kind === 'app' ? `${k.file}:${k.line}` : k.file || k.kind)})</span> ${esc(formatPercent(k.share, 0))}`).join(', ')}</div>` : ''}
+    ${calls.length > 0 ? `<div class="hr-c-calls">time goes to ${calls.map(k => `${esc(k.label ?? k.function)} <span class="hr-muted">(${esc(k.kind === 'app' ? `${k.file}:${k.line}` : k.file || k.kind)})</span> ${esc(formatPercent(k.share, 0))}`).join(', ')}</div>` : ''}
     <div class="hr-c-note" hidden></div>
   </li>`
   })

@@ -4,6 +4,7 @@
 // frame match when the report zooms from one to the other.
 import { displayPath } from '../../analysis/paths.js'
 import { readRunProfile } from '../../analysis/run-data.js'
+import { findCulprits } from '../../profile/culprits.js'
 import { buildHeapProfile, buildProfile } from '../../profile/model.js'
 import { flameData } from '../flame/data.js'
 
@@ -14,7 +15,11 @@ import { flameData } from '../flame/data.js'
  * @property {FlameData | null} cpu
  * @property {FlameData | null} heap allocations (gc) or what survived (memory-leak)
  * @property {'allocations' | 'retained' | null} heapKind
+ * @property {{ cpu: Record<string, Zoom>, heap: Record<string, Zoom> }} zooms where a click on a culprit zooms when
+ *   that is not its own frame (V8 ran it inlined into a caller), by `function|file`
  */
+
+/** @typedef {{ function: string, file: string, line: number }} Zoom */
 
 /**
  * @param {import('../../analysis/diagnose.js').Diagnosis} diagnosis
@@ -32,9 +37,12 @@ export function reportProfiles (diagnosis, data) {
   const cpuProfiles = data.threads
     .map(t => ({ profile: readRunProfile(data, t.profiles.cpu), label: threadName(t, data.threads) }))
     .filter(p => p.profile !== null)
+  /** @type {ReportProfiles['zooms']} */
+  const zooms = { cpu: {}, heap: {} }
   if (cpuProfiles.length > 0) {
     try {
-      cpu = localFiles(flameData(buildProfile(cpuProfiles.length === 1 ? cpuProfiles[0].profile : cpuProfiles, opts), { culprits: [] }), cwd)
+      const model = buildProfile(cpuProfiles.length === 1 ? cpuProfiles[0].profile : cpuProfiles, opts)
+      cpu = forReport(model, cwd, zooms.cpu)
     } catch {}
   }
 
@@ -49,22 +57,30 @@ export function reportProfiles (diagnosis, data) {
       const profile = readRunProfile(data, name)
       if (!profile) continue
       try {
-        heap = localFiles(flameData(buildHeapProfile(profile, opts), { culprits: [] }), cwd)
+        heap = forReport(buildHeapProfile(profile, opts), cwd, zooms.heap)
         heapKind = retained && t.profiles.heapRetained ? 'retained' : 'allocations'
         break
       } catch {}
     }
   }
-  return { cpu, heap, heapKind }
+  return { cpu, heap, heapKind, zooms }
 }
 
 /**
- * @param {FlameData} data
+ * The flame graph's data with files as the diagnosis names them, and without its own culprit list (the report shows
+ * the diagnosis's): only where each culprit's click must go, when not to its own frame, is kept in `zooms`.
+ * @param {import('../../profile/model.js').ProfileModel} model
  * @param {string} cwd
+ * @param {Record<string, Zoom>} zooms filled in
  * @returns {FlameData}
  */
-function localFiles (data, cwd) {
-  return { ...data, files: data.files.map(f => f === '' ? f : displayPath(f, cwd)) }
+function forReport (model, cwd, zooms) {
+  const local = (/** @type {string} */ f) => f === '' ? f : displayPath(f, cwd)
+  const data = flameData(model, { culprits: findCulprits(model, { limit: 15 }) })
+  for (const c of data.culprits) {
+    if (c.zoom) zooms[`${c.function}|${local(c.file)}`] = { ...c.zoom, file: local(c.zoom.file) }
+  }
+  return { ...data, culprits: [], files: data.files.map(local) }
 }
 
 /**
