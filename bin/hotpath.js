@@ -13,6 +13,14 @@ const onSignal = (/** @type {NodeJS.Signals} */ signal) => {
 process.on('SIGINT', onSignal)
 process.on('SIGTERM', onSignal)
 
+// The reader went away (`hotpath doctor ... | head`): stop quietly, as Unix tools do, rather than with a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err) => {
+    if (/** @type {NodeJS.ErrnoException} */ (err).code === 'EPIPE') process.exit(process.exitCode ?? 0)
+    throw err
+  })
+}
+
 const code = await main(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,

@@ -71,6 +71,13 @@ test('a healthy server is healthy, and the JSON keeps the contract', async () =>
   assert.equal(d2.category, d.category)
   assert.deepEqual(d2.evidence, d.evidence)
   assert.deepEqual(d2.culprits, d.culprits)
+
+  // Piped into a reader that leaves early (| head), it ends quietly: no EPIPE stack trace.
+  const piped = spawn('sh', ['-c', `"${process.execPath}" "${BIN}" doctor --analyse "${save}" | head -c 1 >/dev/null`], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let pipedErr = ''
+  piped.stderr.setEncoding('utf8').on('data', (c) => { pipedErr += c })
+  await new Promise(resolve => piped.on('close', resolve))
+  assert.doesNotMatch(pipedErr, /EPIPE|\n\s+at /)
 })
 
 test('event-loop: a login API hashing passwords synchronously; the culprit is the pbkdf2Sync line', async () => {

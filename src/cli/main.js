@@ -38,7 +38,7 @@ Commands:
   doctor    start a server with the probe, load it, and say what is wrong and which line to blame
   load      load an HTTP server and measure it (or start it: hotpath load -- node server.js)
   merge     merge load results from several machines into one, exactly
-  compare   compare two load results side by side, with what is beyond noise
+  compare   compare two load results or doctor runs side by side, with what is beyond noise
   flame     flame graph, pprof and culprits of a profile (hotpath flame --from file.cpuprofile)
 
 Run 'hotpath <command> --help' for a command's options.

@@ -40,8 +40,9 @@ import { TargetProcess } from './target-process.js'
  * @property {boolean} aborted the user stopped the run early
  * @property {string[]} stderr the target's last lines of stderr (or stdout)
  * @property {{ interval: number, profileInterval: number, heapInterval: number }} probe
- * @property {{ cores: number, busyMs: number, ownCpuMs: number }} host CPU the whole machine, and hotpath itself (with
- *   its load threads), used during the load window: what other processes took is the rest minus the target's
+ * @property {{ cores: number, busyMs: number, ownCpuMs: number, model: string, platform: string, release: string, arch: string, memory: number }} host
+ *   the machine, and the CPU it and hotpath itself (with its load threads) used during the load window: what other
+ *   processes took is the rest minus the target's
  */
 
 /**
@@ -112,7 +113,17 @@ export async function recordRun (options) {
     failure = err
   }
   const windowEnd = Date.now()
-  const hostUse = { cores: os.cpus().length, busyMs: machineBusyMs() - hostStart.busy, ownCpuMs: ownCpuMs() - hostStart.own }
+  const cpus = os.cpus()
+  const hostUse = {
+    cores: cpus.length,
+    busyMs: machineBusyMs() - hostStart.busy,
+    ownCpuMs: ownCpuMs() - hostStart.own,
+    model: cpus[0]?.model ?? 'unknown',
+    platform: os.platform(),
+    release: os.release(),
+    arch: os.arch(),
+    memory: os.totalmem()
+  }
   loading = false
   const stopped = expectAcks(channel, 'stopped')
   channel.broadcast({ type: 'load-stop', time: windowEnd })
