@@ -348,6 +348,23 @@ test('runs split across machines merge into one: counts add, histograms add exac
   }
 })
 
+test('busy-poll mode measures the same, and goes back to sleep when responses stop', async () => {
+  const server = await httpServer((req, res) => ok(res))
+  try {
+    const r = await load({ url: server.url, connections: 4, pipelining: 4, amount: 2000, busyPoll: true })
+    assert.equal(r.requests.total, 2000)
+    assert.equal(server.seen.requests, 2000)
+    assert.equal(r.hotpath.options.busyPoll, true)
+    // an open loop at a low rate leaves long gaps: the generator must sleep through them, not spin
+    const before = process.cpuUsage()
+    await load({ url: server.url, connections: 1, rate: 20, duration: 1, busyPoll: true })
+    const used = process.cpuUsage(before)
+    assert.ok((used.user + used.system) / 1000 < 600, `slept between responses: ${(used.user + used.system) / 1000} ms of CPU in 1 s`)
+  } finally {
+    await server.close()
+  }
+})
+
 test('warm-up load is not counted', async () => {
   const server = await httpServer((req, res) => ok(res))
   try {

@@ -21,7 +21,8 @@ export const LOAD_FLAGS = {
   body: { type: 'string', short: 'b', value: 'text', description: 'request body' },
   'body-file': { type: 'string', value: 'file', description: 'read the request body from a file' },
   requests: { type: 'string', value: 'file', description: 'JSON array or NDJSON of {method, path, headers, body}, sent round-robin' },
-  'socket-path': { type: 'string', value: 'path', description: 'connect to this unix socket' }
+  'socket-path': { type: 'string', value: 'path', description: 'connect to this unix socket' },
+  'busy-poll': { type: 'boolean', description: 'never sleep while responses keep coming: costs the generator a core, spares a server on the same machine the cost of waking it' }
 }
 
 /**
@@ -48,7 +49,8 @@ export async function loadOptionsFromFlags (values) {
     method: str('method'),
     headers: /** @type {string[] | undefined} */ (values.header),
     body: str('body'),
-    socketPath: str('socket-path')
+    socketPath: str('socket-path'),
+    busyPoll: values['busy-poll'] === true ? true : undefined
   }
   const bodyFile = str('body-file')
   if (bodyFile !== undefined) {

@@ -118,6 +118,7 @@ export class Connection {
     const runner = this.runner
     if (runner.recording) runner.recorder.addBytes(length)
     this.readAt = performance.now()
+    if (runner.busyPoll) runner.keepAwake(this.readAt)
     this.completedInRead = 0
     this.parser.execute(data, length)
     if (this.completedInRead > 0) runner.refill(this)

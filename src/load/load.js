@@ -23,6 +23,8 @@ import { runThreads } from './threads.js'
  * @property {string | Buffer | object} [body] objects are sent as JSON
  * @property {import('./requests.js').RequestSpec[]} [requests] sent round-robin; each entry's fields override the above
  * @property {string} [title]
+ * @property {boolean} [busyPoll] poll without sleeping while responses keep coming: costs the generator a core, spares
+ *   a server on the same machine the cost of waking it (default false)
  * @property {AbortSignal} [signal] aborting ends the run early and resolves with what was measured
  * @property {(bin: import('./recorder.js').Bin) => void} [onBin] called as each thread closes a second
  */
@@ -82,7 +84,8 @@ export function preparePlan (options) {
     duration,
     warmup,
     timeout,
-    startAt: Date.now() + (workers > 1 ? 200 : 0) // threads need a moment to boot before a common start
+    startAt: Date.now() + (workers > 1 ? 200 : 0), // threads need a moment to boot before a common start
+    busyPoll: options.busyPoll === true
   }
   /** @type {import('./result.js').LoadMeta} */
   const meta = {
@@ -97,7 +100,8 @@ export function preparePlan (options) {
     warmup,
     timeout,
     method: (specs.length === 1 ? (specs[0].method ?? base.method ?? 'GET') : 'mixed').toUpperCase(),
-    machines: 1
+    machines: 1,
+    ...(options.busyPoll ? { busyPoll: true } : {})
   }
   return { plan, meta, workers }
 }

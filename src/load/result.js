@@ -20,6 +20,7 @@ import { VERSION } from '../version.js'
  * @property {number} timeout
  * @property {string} method
  * @property {number} machines how many results were merged into this one
+ * @property {boolean} [busyPoll] the generator polled without sleeping
  */
 
 /**
