@@ -38,6 +38,11 @@ test('a blocked loop shows as event-loop delay and utilisation in the interval t
   assert.ok(worst.delay.max >= 70, `max delay ${worst.delay.max} ms for an 80 ms block`)
   assert.ok(worst.interval >= 70, `the interval with the block lasted ${worst.interval} ms`)
   assert.ok(worst.utilization > 0.5, `utilisation ${worst.utilization}`)
+  if (process.platform === 'linux') {
+    // the thread's own time: on a CPU, or waiting in the run queue for one
+    const t = worst.thread
+    assert.ok(t && t.cpu + t.wait >= 70 && t.cpu + t.wait <= worst.interval + 1, `thread time ${JSON.stringify(t)} of ${worst.interval} ms`)
+  }
   const d = worst.delay
   assert.ok(d.min <= d.p50 && d.p50 <= d.p90 && d.p90 <= d.p99 && d.p99 <= d.max, JSON.stringify(d))
   // the quiet intervals are quiet

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { UsageError } from '../errors.js'
+import { correctUtilization } from './profile-utilization.js'
 
 /**
  * @typedef {object} ThreadRecord
@@ -14,6 +15,8 @@ import { UsageError } from '../errors.js'
  * @property {{ cpu?: string, heapAllocations?: string, heapRetained?: string }} profiles file names in the run directory:
  *   the CPU profile of the load window, and heap samples of every allocation (first part) and of survivors (the rest)
  * @property {boolean} exited the probe saw the thread exit
+ * @property {import('./profile-utilization.js').Clock | null} clock both clocks when the load began, to place the CPU
+ *   profile among the samples
  */
 
 /**
@@ -47,7 +50,12 @@ export function readRun (dir) {
     .map(f => readThread(join(abs, f)))
     .filter(t => t !== null)
     .sort((a, b) => a.pid - b.pid || a.threadId - b.threadId)
-  return { dir: abs, run, threads }
+  const data = { dir: abs, run, threads }
+  // libuv misreads utilisation while the CPU profiler runs; the profile itself knows (see profile-utilization.js)
+  for (const t of threads) {
+    if (t.clock !== null && t.profiles.cpu) correctUtilization(t.samples, readRunProfile(data, t.profiles.cpu), t.clock)
+  }
+  return data
 }
 
 /**
@@ -56,7 +64,7 @@ export function readRun (dir) {
  */
 function readThread (file) {
   /** @type {ThreadRecord} */
-  const t = { pid: 0, threadId: 0, hello: {}, samples: [], listening: [], listeners: [], agents: [], profiles: {}, exited: false }
+  const t = { pid: 0, threadId: 0, hello: {}, samples: [], listening: [], listeners: [], agents: [], profiles: {}, exited: false, clock: null }
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     if (line === '') continue
     let e
@@ -74,6 +82,9 @@ function readThread (file) {
         break
       case 'sample':
         if (typeof e.time === 'number' && typeof e.interval === 'number') t.samples.push(e)
+        break
+      case 'load-start':
+        if (typeof e.time === 'number' && typeof e.monotonic === 'number') t.clock = { time: e.time, monotonic: e.monotonic }
         break
       case 'listening':
         t.listening.push(e)

@@ -43,7 +43,8 @@ import { linearFit, mean } from './stats.js'
  * @property {number} samples serving-thread samples in the window
  * @property {number} coverage seconds of the window the serving threads' samples cover (per thread, on average); a
  *   blocked loop samples rarely, but each sample then covers a long interval
- * @property {{ finished: number, rate: number, serverTimeMean: number, serverTimeMax: number, inflightMean: number }} requests
+ * @property {{ finished: number, rate: number, serverTimeMean: number, inflightMean: number }} requests on the loaded
+ *   port; the mean server time follows from the others by Little's law
  * @property {{ percent: number, perRequestMs: number, ms: number }} cpu process-wide CPU of the serving processes
  * @property {{ utilization: number, delayP50: number, delayP99: number, delayMax: number }} loop serving threads
  * @property {{ count: number, utilization: number }} helpers the serving processes' other threads (worker pools): how
@@ -97,20 +98,18 @@ export function computeSignals (data) {
   const servingSamples = serving.flatMap(samplesOf)
   const helpers = data.threads.filter(t => servingPids.has(t.pid) && !servingKeys.has(key(t)) && samplesOf(t).length > 0)
 
-  // Requests on the loaded port
+  // Requests on the loaded port. In flight is time-weighted: a sample stands for its interval.
   let finished = 0
-  let time = 0
-  let maxTime = 0
-  let inflight = 0
+  let inflightMs = 0
   for (const s of servingSamples) {
     for (const r of s.requests ?? []) {
       if (r.port !== port) continue
       finished += r.finished
-      time += r.time
-      if (r.maxTime > maxTime) maxTime = r.maxTime
-      inflight += r.inflight
+      inflightMs += r.inflight * s.interval
     }
   }
+  // Summed over the serving threads: a cluster's workers each hold their own requests in flight.
+  const inflightMean = inflightMs / (seconds * 1000)
 
   // CPU is process-wide: count it once per serving process, from its main thread.
   let cpuMs = 0
@@ -152,9 +151,9 @@ export function computeSignals (data) {
     requests: {
       finished,
       rate,
-      serverTimeMean: finished > 0 ? time / finished : 0,
-      serverTimeMax: maxTime,
-      inflightMean: servingSamples.length > 0 ? inflight / servingSamples.length * serving.length : 0
+      // Little's law: mean time on the server = mean requests in flight ÷ requests finished per ms
+      serverTimeMean: finished > 0 ? inflightMean / (finished / (seconds * 1000)) : 0,
+      inflightMean
     },
     cpu: {
       ms: cpuMs,

@@ -26,7 +26,7 @@ export const spec = {
     interval: { type: 'string', value: 'ms', description: 'runtime sampling interval in the target', default: '10' },
     'profile-interval': { type: 'string', value: 'µs', description: 'CPU profile sampling interval', default: '1000' },
     'no-profile': { type: 'boolean', description: 'do not CPU-profile the target (no culprits from CPU time)' },
-    'heap-interval': { type: 'string', value: 'bytes', description: 'heap sampling interval for allocation culprits (0: off)', default: '65536' },
+    'heap-interval': { type: 'string', value: 'bytes', description: 'heap sampling interval for allocation culprits (0: off)', default: '262144' },
     'fail-on-problem': { type: 'boolean', description: 'exit 1 unless the verdict is healthy' }
   },
   details: 'Examples:\n' +
@@ -57,7 +57,7 @@ export async function run ({ values, positionals, command }, io) {
     runDir,
     interval: /** @type {number} */ (numberFlag('interval', str('interval') ?? '10')),
     profileInterval: values['no-profile'] ? 0 : /** @type {number} */ (numberFlag('profile-interval', str('profile-interval') ?? '1000', { integer: true })),
-    heapInterval: /** @type {number} */ (numberFlag('heap-interval', str('heap-interval') ?? '65536', { integer: true, allowZero: true }))
+    heapInterval: /** @type {number} */ (numberFlag('heap-interval', str('heap-interval') ?? '262144', { integer: true, allowZero: true }))
   })
   io.stderr.write('Analysing…\n')
   const code = await report(diagnose(readRun(runDir)), jsonFile, values, io)

@@ -166,7 +166,9 @@ export function findCulprits (model, opts = {}) {
         }
         if (moved.some(m => m.callee === c)) continue
       }
-      if (callLine !== undefined) ownCalls += value
+      // A call no line of the source makes and no function it calls makes either comes from the function's own
+      // syntax (for…of calls `values` and `next`): evidence of its own allocations, like the calls its lines make.
+      ownCalls += value
       calls.set(c, callLine === undefined ? { value } : { value, callLine })
       if (callLine !== undefined) lines.set(callLine, (lines.get(callLine) ?? 0) + value)
     }

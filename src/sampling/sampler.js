@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks'
 import v8 from 'node:v8'
 import { DelayHistogram, resolutionFor } from './delay.js'
 import { GcTally } from './gc.js'
+import { ThreadTimeReader } from './thread-time.js'
 import { callSafely, positiveOption } from './warn.js'
 
 /** @typedef {import('./delay.js').DelayStats} DelayStats */
@@ -18,6 +19,8 @@ import { callSafely, positiveOption } from './warn.js'
  * @property {{ rss: number, heapUsed: number, heapTotal: number, external: number, arrayBuffers: number }} memory bytes
  *   at the end of the interval; rss is the whole process's, the rest this thread's heap
  * @property {GcStats} gc this thread's GCs that ended in the interval
+ * @property {{ cpu: number, wait: number }} [thread] ms this thread spent on a CPU and waiting in the run queue for one
+ *   during the interval (Linux only)
  * @property {Record<string, number>} [resources] active resources by type (process.getActiveResourcesInfo()), only on
  *   samples where `slowInterval` elapsed
  * @property {Record<string, number>} [heapSpaces] used bytes per V8 heap space, same cadence
@@ -53,6 +56,10 @@ export class Sampler {
   #lastSlow = -Infinity
   #lastCpu = process.cpuUsage()
   #lastElu = performance.eventLoopUtilization()
+  /** @type {ThreadTimeReader | null} */
+  #threadTime = null
+  /** @type {import('./thread-time.js').ThreadTime | null} */
+  #lastThread = null
 
   /** @param {SamplerOptions} [opts] */
   constructor (opts = {}) {
@@ -75,6 +82,7 @@ export class Sampler {
     this.#delay = new DelayHistogram(this.#resolution)
     this.#delay.enable()
     this.#gc.start()
+    this.#threadTime = new ThreadTimeReader()
     this.#rebase()
     this.#timer = setInterval(() => {
       const sample = this.#take(true)
@@ -92,6 +100,9 @@ export class Sampler {
     this.#delay = null
     this.#gc.stop()
     this.#gc.take()
+    this.#threadTime?.close()
+    this.#threadTime = null
+    this.#lastThread = null
   }
 
   /**
@@ -129,6 +140,11 @@ export class Sampler {
       },
       gc: this.#gc.take()
     }
+    const thread = this.#threadTime?.read() ?? null
+    if (thread !== null && this.#lastThread !== null) {
+      sample.thread = { cpu: round3(thread.cpu - this.#lastThread.cpu), wait: round3(thread.wait - this.#lastThread.wait) }
+    }
+    this.#lastThread = thread
     if (now - this.#lastSlow >= this.#slowInterval - 1) {
       this.#lastSlow = now
       sample.resources = activeResources()
@@ -153,6 +169,7 @@ export class Sampler {
     this.#lastSlow = -Infinity
     this.#lastCpu = process.cpuUsage()
     this.#lastElu = performance.eventLoopUtilization()
+    this.#lastThread = this.#threadTime?.read() ?? null
     this.#gc.take()
   }
 }
@@ -175,4 +192,9 @@ function heapSpaces () {
     for (const space of v8.getHeapSpaceStatistics()) used[space.space_name] = space.space_used_size
   } catch {}
   return used
+}
+
+/** ms to the µs. @param {number} ms */
+function round3 (ms) {
+  return Math.round(ms * 1000) / 1000
 }

@@ -1,16 +1,17 @@
 import { performance } from 'node:perf_hooks'
-import { DelayHistogram } from '../../sampling/delay.js'
+import { DelayWindows } from '../../sampling/delay.js'
 
 /**
- * Event-loop delay percentiles and utilisation over the window between two scrapes: a delay histogram of the
- * sampler's kind (DelayHistogram), read and reset at each scrape, and utilisation from the scrape's own baseline —
- * so a 2-second stall between 15-second scrapes still shows in that scrape's max.
+ * Event-loop delay percentiles and utilisation over the window between two scrapes: delay histograms read and reset
+ * at each scrape without losing the tick that spans it (DelayWindows), and utilisation from the scrape's own
+ * baseline — so a 2-second stall between 15-second scrapes shows in that scrape's max, even one that starts right
+ * after the previous scrape.
  * @param {import('./index.js').Define} define
  * @param {string} prefix
  * @returns {() => void} releases the histogram
  */
 export function eventLoopMetrics (define, prefix) {
-  const window = new DelayHistogram(10)
+  const window = new DelayWindows(10)
   window.enable()
   let lastElu = performance.eventLoopUtilization()
   define('Gauge', {
@@ -20,7 +21,6 @@ export function eventLoopMetrics (define, prefix) {
     /** @this {any} */
     collect () {
       const d = window.read()
-      window.reset()
       this.set({ quantile: '0' }, seconds(d.min))
       this.set({ quantile: '0.5' }, seconds(d.p50))
       this.set({ quantile: '0.9' }, seconds(d.p90))
