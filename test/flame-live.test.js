@@ -1,7 +1,7 @@
 // hotpath flame -- <command>: the target is started under the probe, loaded, and profiled over exactly the load window.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtemp, readFile, stat } from 'node:fs/promises'
+import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { hotpath } from './helpers/cli.js'
@@ -37,4 +37,26 @@ test('bad invocations of the live mode', async () => {
   const both = await hotpath(['flame', '--from', 'x.cpuprofile', '--', 'node', 'x.js'])
   assert.equal(both.code, 2)
   assert.match(both.stderr, /either --from <file> or -- <command>/)
+})
+
+test('flame only profiles: nothing is added to the target\'s request path', async () => {
+  // The server answers whether anything listens on node:http's request channel (doctor's probe counts requests there).
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-flame-live-'))
+  const server = join(dir, 'server.mjs')
+  const seen = join(dir, 'seen.txt')
+  await writeFile(server, `
+import http from 'node:http'
+import dc from 'node:diagnostics_channel'
+import { writeFileSync } from 'node:fs'
+http.createServer((req, res) => {
+  writeFileSync(${JSON.stringify(seen)}, String(dc.hasSubscribers('http.server.request.start')))
+  res.end('ok')
+}).listen(0, '127.0.0.1')
+`)
+  const flame = await hotpath(['flame', '-d', '1', '--no-progress', '-o', join(dir, 'f'), '--', process.execPath, server])
+  assert.equal(flame.code, 0, flame.stderr)
+  assert.equal(await readFile(seen, 'utf8'), 'false', 'flame subscribed to the request channel')
+  const doctor = await hotpath(['doctor', '-d', '1', '--no-progress', '--save', join(dir, 'run'), '--', process.execPath, server])
+  assert.equal(doctor.code, 0, doctor.stderr)
+  assert.equal(await readFile(seen, 'utf8'), 'true', 'the check sees the doctor\'s probe')
 })

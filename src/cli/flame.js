@@ -68,7 +68,8 @@ export async function run (args, io) {
 
 /**
  * Starts the target under the probe, loads it, and returns the CPU profiles of its serving processes and their threads
- * over exactly the load window. Runtime sampling is slowed to 100 ms: a flame graph needs only the profile.
+ * over exactly the load window. The probe records only the profile: a flame graph needs nothing else, and request
+ * counting and listener watching cost a fast server a few percent.
  * @param {Record<string, unknown>} values
  * @param {string[]} command
  * @param {import('./main.js').Io} io
@@ -78,7 +79,7 @@ async function captureLive (values, command, io) {
   const profileInterval = /** @type {number} */ (numberFlag('interval', /** @type {string | undefined} */ (values.interval) ?? '1000', { integer: true }))
   const runDir = await mkdtemp(join(tmpdir(), 'hotpath-flame-'))
   try {
-    const record = await recordFromFlags(values, command, io, { runDir, interval: 100, profileInterval, heapInterval: 0 })
+    const record = await recordFromFlags(values, command, io, { runDir, interval: 100, runtime: false, profileInterval, heapInterval: 0 })
     if (record.exit.crashed) {
       io.stderr.write(`hotpath flame: the target exited ${describeExit({ ...record.exit, stoppedByUs: false, signal: /** @type {NodeJS.Signals | null} */ (record.exit.signal) })} during the run; the profile covers the run until then.\n`)
     }

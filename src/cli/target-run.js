@@ -23,7 +23,7 @@ export const TARGET_FLAGS = {
  * @param {Record<string, unknown>} values
  * @param {string[]} command
  * @param {import('./main.js').Io} io
- * @param {{ runDir: string, interval: number, profileInterval: number, heapInterval: number }} probe
+ * @param {{ runDir: string, interval: number, runtime?: boolean, profileInterval: number, heapInterval: number }} probe
  */
 export async function recordFromFlags (values, command, io, probe) {
   const str = (/** @type {string} */ k) => /** @type {string | undefined} */ (values[k])

@@ -14,6 +14,8 @@ import { EventLog } from './event-log.js'
  * @typedef {object} ProbeOptions
  * @property {string} runDir where this process/thread writes its events and profiles
  * @property {number} interval ms between runtime samples
+ * @property {boolean} [runtime] sample the runtime and watch requests, listeners and agents (default true); without,
+ *   the probe only records profiles, and costs the target nothing between them
  * @property {number} profileInterval µs between CPU profile samples; 0 turns CPU profiling off
  * @property {number} heapInterval bytes between heap allocation samples; 0 turns heap sampling off
  * @property {number} heapSplit ms into the load at which heap sampling switches from every allocation to survivors only
@@ -77,10 +79,12 @@ export class Probe {
       role: !isMainThread ? 'worker-thread' : cluster.isWorker ? 'cluster-worker' : 'main',
       interval: this.options.interval
     })
-    this.requests.start()
-    this.listeners.start()
-    this.agents.start()
-    this.sampler.start()
+    if (this.options.runtime !== false) {
+      this.requests.start()
+      this.listeners.start()
+      this.agents.start()
+      this.sampler.start()
+    }
     this.flushTimer = setInterval(() => this.flush(), 1000)
     this.flushTimer.unref()
     this.options.channel.send({ type: 'hello', pid: process.pid, threadId: this.tid, role: isMainThread ? 'main' : 'worker-thread' })

@@ -16,6 +16,8 @@ import { TargetProcess } from './target-process.js'
  * @property {string} [onPort] a shell command to run instead of the built-in load; $PORT is set
  * @property {number} listenTimeout seconds
  * @property {number} interval ms between runtime samples in the probe
+ * @property {boolean} [runtime] whether the probe samples the runtime and counts requests and listeners (default
+ *   true); without, it records only the profiles (hotpath flame)
  * @property {number} profileInterval µs between CPU samples (0: no CPU profile)
  * @property {number} heapInterval bytes between heap samples (0: none)
  * @property {AbortSignal} [signal] aborting ends the load early; the run is still recorded
@@ -58,6 +60,7 @@ export async function recordRun (options) {
     env: {
       HOTPATH_RUN_DIR: runDir,
       HOTPATH_INTERVAL: String(options.interval),
+      HOTPATH_RUNTIME: options.runtime === false ? '0' : '1',
       HOTPATH_PROFILE_INTERVAL: String(options.profileInterval),
       HOTPATH_HEAP_INTERVAL: String(options.heapInterval),
       // halfway through a load of known length; 5 s into one of unknown length (--on-port, --amount)
