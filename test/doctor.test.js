@@ -109,10 +109,41 @@ test('io: an API waiting on a slow upstream through a 5-socket agent', async () 
   assert.equal(caller.line, await lineOf('examples/io/server.js', 'http.get('), 'the outgoing call comes first')
 })
 
+test('requests are counted as the server saw them, and their time on the server follows (http and https)', async () => {
+  for (const tls of ['0', '1']) {
+    const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
+    const json = join(dir, 'd.json')
+    const save = join(dir, 'run')
+    const r = await hotpath(['doctor', '-c', '8', '-d', '2', '--no-profile', '--no-progress', '--save', save, '--json', json, '--', process.execPath, 'test/fixtures/servers/delayed.js'], { env: { DELAY_MS: '20', TLS: tls }, timeout: 60000 })
+    assert.equal(r.code, 0, r.stderr)
+    const d = JSON.parse(await readFile(json, 'utf8'))
+    // Little's law over the load window: 20 ms of timer, plus the loop's own latency.
+    const serverTime = evidence(d, 'server-time').value
+    assert.ok(serverTime >= 19 && serverTime <= 30, `server time ${serverTime} ms (tls ${tls})`)
+    let finished = 0
+    let started = 0
+    for (const file of (await readdir(save)).filter(f => f.startsWith('events-'))) {
+      for (const line of (await readFile(join(save, file), 'utf8')).split('\n').filter(Boolean)) {
+        const e = JSON.parse(line)
+        if (e.type !== 'sample') continue
+        for (const q of e.requests) {
+          finished += q.finished
+          started += q.started
+        }
+      }
+    }
+    // Every request the load sent was answered by the end of the run, and the probe saw each once.
+    assert.equal(started, d.load.requests.sent, `tls ${tls}`)
+    assert.equal(finished, d.load.requests.sent, `tls ${tls}`)
+  }
+})
+
 test('gc: a report built from throw-away objects', async () => {
   const { d } = await doctor('gc')
   assert.equal(d.category, 'gc')
   assert.ok(evidence(d, 'gc-time').value >= 0.1)
+  // The pauses come from V8's trace events, split by kind: this server's garbage dies young.
+  assert.match(d.summary, /scavenge/)
   assert.ok(d.recommendations.some((/** @type {string} */ r) => r.includes('--max-semi-space-size')))
   const allocators = d.culprits.filter((/** @type {any} */ c) => c.measure === 'allocations').map((/** @type {any} */ c) => c.function)
   assert.ok(['loadRows', 'priceRows', 'buildReport'].includes(allocators[0]), `the top allocation culprit builds the rows: ${allocators}`)

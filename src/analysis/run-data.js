@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { UsageError } from '../errors.js'
+import { GC_KINDS } from '../sampling/gc.js'
 import { correctUtilization } from './profile-utilization.js'
 
 /**
@@ -65,6 +66,8 @@ export function readRun (dir) {
 function readThread (file) {
   /** @type {ThreadRecord} */
   const t = { pid: 0, threadId: 0, hello: {}, samples: [], listening: [], listeners: [], agents: [], profiles: {}, exited: false, clock: null }
+  /** @type {unknown[]} */
+  const gcTrace = []
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     if (line === '') continue
     let e
@@ -100,12 +103,45 @@ function readThread (file) {
           if (typeof e[k] === 'string') t.profiles[k] = e[k]
         }
         break
+      case 'gc-trace':
+        if (Array.isArray(e.events)) gcTrace.push(...e.events)
+        break
       case 'exit':
         t.exited = true
         break
     }
   }
+  if (t.clock !== null && gcTrace.length > 0) addTracedGc(t.samples, gcTrace, t.clock)
   return t.pid > 0 ? t : null
+}
+
+/**
+ * Counts GC pauses from V8's trace events (the probe's main thread records them instead of observing each GC) into
+ * the samples, each in the sample where it ended — what a 'gc' PerformanceObserver would have counted there.
+ * @param {ThreadRecord['samples']} samples
+ * @param {unknown[]} events [start µs on the monotonic clock, duration µs, index into GC_KINDS]
+ * @param {{ time: number, monotonic: number }} clock one instant on both clocks (ms since the epoch, µs monotonic)
+ */
+function addTracedGc (samples, events, clock) {
+  const ends = []
+  for (const e of events) {
+    if (!Array.isArray(e) || typeof e[0] !== 'number' || typeof e[1] !== 'number' || GC_KINDS[e[2]] === undefined) continue
+    ends.push({ at: clock.time + (e[0] + e[1] - clock.monotonic) / 1000, ms: e[1] / 1000, kind: GC_KINDS[e[2]] })
+  }
+  ends.sort((a, b) => a.at - b.at)
+  let i = 0
+  for (const s of samples) {
+    const from = s.time - s.interval
+    while (i < ends.length && ends[i].at <= from) i++
+    for (; i < ends.length && ends[i].at <= s.time; i++) {
+      const { ms, kind } = ends[i]
+      s.gc.count++
+      s.gc.duration += ms
+      const k = s.gc.byKind[kind] ?? (s.gc.byKind[kind] = { count: 0, duration: 0 })
+      k.count++
+      k.duration += ms
+    }
+  }
 }
 
 /**

@@ -44,7 +44,7 @@ function reportListening (channel, probe) {
       try {
         const address = this.address()
         if (address !== null && typeof address === 'object') {
-          probe?.onListening(address.port, address.address)
+          probe?.onListening(address.port, address.address, this)
           channel.send({
             type: 'listening',
             pid: process.pid,

@@ -6,7 +6,8 @@ import { isMainThread, threadId } from 'node:worker_threads'
 import { Sampler } from '../sampling/sampler.js'
 import { ListenerWatcher } from '../sampling/listeners.js'
 import { AgentWatcher } from '../sampling/agents.js'
-import { startCpuProfile, startHeapSampling } from '../profile/capture.js'
+import { startCpuProfile, startGcTrace, startHeapSampling } from '../profile/capture.js'
+import { traceEventKind } from '../sampling/gc.js'
 import { RequestTracker } from './requests.js'
 import { EventLog } from './event-log.js'
 
@@ -45,6 +46,9 @@ export class Probe {
       // hello server ~10% more CPU per request, at 10 ms (what under-pressure and prom-client use) ~2% — and the rules
       // judge delays of 100 ms and more.
       resolution: Math.min(10, options.interval),
+      // The main thread's GCs come from V8's trace events over the load window (see startGcTrace), which cost nothing
+      // per GC; trace events are per process, so worker threads keep the observer.
+      gc: !isMainThread,
       onSample: (sample) => this.log.write({ type: 'sample', ...sample, requests: this.requests.take() })
     })
     this.loading = false
@@ -52,6 +56,8 @@ export class Probe {
     this.cpu = null
     /** @type {ProfileHandle | null} */
     this.heap = null
+    /** @type {{ stop: () => Promise<import('../profile/capture.js').GcTrace> } | null} */
+    this.gcTrace = null
     /** @type {'allocations' | 'retained'} what the running heap sampler records */
     this.heapKind = /** @type {'allocations' | 'retained'} */ ('allocations')
     /** @type {Record<string, string>} heap profiles written so far in this load */
@@ -93,9 +99,11 @@ export class Probe {
   /**
    * @param {number} port
    * @param {string} address
+   * @param {object} server
    */
-  onListening (port, address) {
+  onListening (port, address, server) {
     this.log.write({ type: 'listening', time: Date.now(), port, address })
+    this.requests.watch(server, port)
   }
 
   /** Writes what changed since the last flush, then the buffered lines. */
@@ -138,7 +146,10 @@ export class Probe {
     const monotonic = Number(process.hrtime.bigint() / 1000n)
     this.log.write({ type: 'load-start', time: Date.now(), monotonic })
     const { profileInterval, heapInterval } = this.options
+    if (isMainThread && this.options.runtime !== false) this.gcTrace = await startGcTrace().catch(() => null)
     if (profileInterval > 0) this.cpu = await startCpuProfile({ interval: profileInterval }).catch(() => null)
+    // The profiler makes libuv misread utilisation; the thread's own time corrects it (see profile-utilization.js).
+    if (this.cpu) this.sampler.threadTime = true
     if (heapInterval > 0) {
       // One heap sampler per isolate, two questions: the first part of the load samples every allocation (who makes
       // the garbage: GC pressure), the rest only what survives (who keeps memory: leaks).
@@ -181,8 +192,14 @@ export class Probe {
     this.loading = false
     this.log.write({ type: 'load-stop', time: Date.now() })
     this.sampler.sample()
+    if (this.gcTrace) {
+      const trace = await this.gcTrace.stop().catch(() => null)
+      this.gcTrace = null
+      if (trace) this.log.write({ type: 'gc-trace', tid: trace.tid, events: gcEvents(trace.events) })
+    }
     /** @type {{ cpu?: string }} */
     const files = {}
+    this.sampler.threadTime = false
     if (this.cpu) {
       const profile = await this.cpu.stop().catch(() => null)
       this.cpu = null
@@ -225,4 +242,18 @@ export class Probe {
       this.requests.stop()
     } catch {}
   }
+}
+
+/**
+ * GC pauses as [start µs (monotonic), duration µs, index into GC_KINDS], the pauses only.
+ * @param {{ ts: number, dur: number, name: string }[]} events
+ * @returns {number[][]}
+ */
+function gcEvents (events) {
+  const out = []
+  for (const e of events) {
+    const kind = traceEventKind(e.name)
+    if (kind >= 0) out.push([e.ts, e.dur, kind])
+  }
+  return out
 }

@@ -1,4 +1,5 @@
-import dc from 'node:diagnostics_channel'
+import http from 'node:http'
+import https from 'node:https'
 
 /**
  * Requests handled by one server (one listening port) during an interval.
@@ -10,66 +11,59 @@ import dc from 'node:diagnostics_channel'
  */
 
 /**
- * Counts requests per listening port through the http server's diagnostics channels (no patching; https and every
- * framework on node:http go through them). Only counters, on purpose: the mean time a request spends on the server
- * follows from them exactly by Little's law (mean requests in flight ÷ requests finished per second), while timing
- * each request would cost a clock read and a property on every response — a few percent of a fast server.
+ * @typedef {object} Watched
+ * @property {RequestStats} stats
+ * @property {Set<any>} sockets the server's connections, pruned of closed ones at each count
+ * @property {number} inflight at the previous take
+ */
+
+/** Above this many open connections, in-flight requests are counted on fewer samples (the count walks them all). */
+const SCAN_BUDGET = 2000
+
+/**
+ * Counts requests per listening server, as cheaply as the request path allows: the only per-request work is one
+ * counter increment in a 'request' listener. Requests in flight are not tracked per request at all — they are counted
+ * at each take by looking at the server's connections (a connection with a response in progress holds it in
+ * `_httpMessage`, the field node:http's own keep-alive and pipelining logic reads), and finished requests follow as
+ * started − growth of in-flight. With in-flight known at every sample, the mean time a request spends on the server
+ * follows exactly by Little's law (mean in flight ÷ requests finished per second).
+ *
+ * Measured on a saturated hello server, timing each request through node:http's diagnostics channels cost ~2.5% of
+ * its throughput; this costs well under 1%. A pipelined connection counts as one request in flight, whatever is
+ * queued behind it (browsers and proxies do not pipeline).
  */
 export class RequestTracker {
   constructor () {
-    /** @type {WeakMap<object, RequestStats>} */
-    this.byServer = new WeakMap()
-    /** @type {Set<RequestStats>} */
-    this.all = new Set()
-    // Nearly every request comes to the same server: remembering the last one spares a WeakMap lookup.
-    /** @type {object | null} */
-    this.lastServer = null
-    /** @type {RequestStats | null} */
-    this.lastStats = null
-    this.onStart = this.onStart.bind(this)
-    this.onFinish = this.onFinish.bind(this)
+    /** @type {Watched[]} */
+    this.watched = []
+    /** @type {WeakSet<object>} */
+    this.servers = new WeakSet()
+    this.active = false
+    this.takes = 0
   }
 
-  start () {
-    dc.subscribe('http.server.request.start', this.onStart)
-    dc.subscribe('http.server.response.finish', this.onFinish)
-  }
+  start () { this.active = true }
 
-  stop () {
-    dc.unsubscribe('http.server.request.start', this.onStart)
-    dc.unsubscribe('http.server.response.finish', this.onFinish)
-  }
+  stop () { this.active = false }
 
   /**
+   * Starts counting the requests of an http or https server that has just begun listening.
    * @param {any} server
-   * @returns {RequestStats}
+   * @param {number} port
    */
-  statsOf (server) {
-    if (server === this.lastServer) return /** @type {RequestStats} */ (this.lastStats)
-    let stats = this.byServer.get(server)
-    if (stats === undefined) {
-      const address = server?.address?.()
-      stats = { port: typeof address === 'object' && address !== null ? address.port : 0, started: 0, finished: 0, inflight: 0 }
-      this.byServer.set(server, stats)
-      this.all.add(stats)
-    }
-    this.lastServer = server
-    this.lastStats = stats
-    return stats
-  }
-
-  /** @param {any} message */
-  onStart (message) {
-    const stats = this.statsOf(message.server)
-    stats.started++
-    stats.inflight++
-  }
-
-  /** @param {any} message */
-  onFinish (message) {
-    const stats = this.statsOf(message.server)
-    stats.finished++
-    stats.inflight--
+  watch (server, port) {
+    if (!this.active || this.servers.has(server)) return
+    if (!(server instanceof http.Server) && !(server instanceof https.Server)) return
+    this.servers.add(server)
+    /** @type {Watched} */
+    const w = { stats: { port, started: 0, finished: 0, inflight: 0 }, sockets: new Set(), inflight: 0 }
+    this.watched.push(w)
+    const stats = w.stats
+    const sockets = w.sockets
+    // Prepended, so a request is counted before the application's handler can throw.
+    server.prependListener('request', () => { stats.started++ })
+    // An https server's requests arrive on the TLS socket, which 'secureConnection' hands over.
+    server.on(server instanceof https.Server ? 'secureConnection' : 'connection', (/** @type {any} */ socket) => { sockets.add(socket) })
   }
 
   /**
@@ -79,7 +73,16 @@ export class RequestTracker {
   take () {
     /** @type {RequestStats[]} */
     const out = []
-    for (const s of this.all) {
+    this.takes++
+    for (const w of this.watched) {
+      const s = w.stats
+      // With many connections open, walking them every sample would cost more than the rest of the probe: count every
+      // n-th sample instead and keep the last count between (Little's law needs the mean, not every value).
+      const every = Math.ceil(w.sockets.size / SCAN_BUDGET)
+      const inflight = every <= 1 || this.takes % every === 0 ? countInflight(w.sockets) : w.inflight
+      s.finished = Math.max(0, s.started + w.inflight - inflight)
+      s.inflight = inflight
+      w.inflight = inflight
       if (s.started === 0 && s.finished === 0 && s.inflight === 0) continue
       out.push({ port: s.port, started: s.started, finished: s.finished, inflight: s.inflight })
       s.started = 0
@@ -87,4 +90,17 @@ export class RequestTracker {
     }
     return out
   }
+}
+
+/**
+ * Connections with a response in progress; forgets the closed ones.
+ * @param {Set<any>} sockets
+ */
+function countInflight (sockets) {
+  let n = 0
+  for (const socket of sockets) {
+    if (socket.destroyed) sockets.delete(socket)
+    else if (socket._httpMessage) n++
+  }
+  return n
 }

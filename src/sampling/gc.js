@@ -27,6 +27,28 @@ function kindIndex (kind) {
 }
 
 /**
+ * Index into GC_KINDS of a GC pause as V8's trace events name it (category `v8`; the same names on Node 20 to 24),
+ * -1 for the events that are not pauses.
+ * @param {string} name
+ */
+export function traceEventKind (name) {
+  switch (name) {
+    case 'V8.GCScavenger':
+    case 'V8.GCMinorMS':
+      return 0
+    case 'V8.GCFinalizeMC':
+    case 'V8.GCFinalizeMCReduceMemory':
+    case 'V8.GCCompactor':
+      return 1
+    case 'V8.GCIncrementalMarkingStart':
+    case 'V8.GCIncrementalMarking':
+    case 'V8.GCIncrementalMarkingFinalize':
+      return 2
+    default: return -1
+  }
+}
+
+/**
  * Counts this thread's GCs by kind through a PerformanceObserver. Tallies live in fixed arrays so that the observer
  * callback, which runs after every GC, allocates nothing of its own.
  */
