@@ -40,7 +40,8 @@ test('bad invocations of the live mode', async () => {
 })
 
 test('flame only profiles: nothing is added to the target\'s request path', async () => {
-  // The server answers whether anything listens on node:http's request channel (doctor's probe counts requests there).
+  // The server records how many 'request' listeners it has (doctor's probe adds one to count requests) and whether
+  // anything listens on node:http's request channel.
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-flame-live-'))
   const server = join(dir, 'server.mjs')
   const seen = join(dir, 'seen.txt')
@@ -48,15 +49,16 @@ test('flame only profiles: nothing is added to the target\'s request path', asyn
 import http from 'node:http'
 import dc from 'node:diagnostics_channel'
 import { writeFileSync } from 'node:fs'
-http.createServer((req, res) => {
-  writeFileSync(${JSON.stringify(seen)}, String(dc.hasSubscribers('http.server.request.start')))
+const server = http.createServer((req, res) => {
+  writeFileSync(${JSON.stringify(seen)}, server.listenerCount('request') + ' ' + dc.hasSubscribers('http.server.request.start'))
   res.end('ok')
-}).listen(0, '127.0.0.1')
+})
+server.listen(0, '127.0.0.1')
 `)
   const flame = await hotpath(['flame', '-d', '1', '--no-progress', '-o', join(dir, 'f'), '--', process.execPath, server])
   assert.equal(flame.code, 0, flame.stderr)
-  assert.equal(await readFile(seen, 'utf8'), 'false', 'flame subscribed to the request channel')
+  assert.equal(await readFile(seen, 'utf8'), '1 false', 'flame added nothing to the request path')
   const doctor = await hotpath(['doctor', '-d', '1', '--no-progress', '--save', join(dir, 'run'), '--', process.execPath, server])
   assert.equal(doctor.code, 0, doctor.stderr)
-  assert.equal(await readFile(seen, 'utf8'), 'true', 'the check sees the doctor\'s probe')
+  assert.equal(await readFile(seen, 'utf8'), '2 false', 'the check sees the doctor\'s probe (one request listener, no channel)')
 })
