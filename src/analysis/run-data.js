@@ -131,15 +131,23 @@ function addTracedGc (samples, events, clock) {
   ends.sort((a, b) => a.at - b.at)
   let i = 0
   for (const s of samples) {
+    const gc = s.gc
+    // A damaged line (a target killed mid-write) keeps what it has; the pauses go to the next good sample.
+    if (gc === null || typeof gc !== 'object' || !Number.isFinite(s.time) || !Number.isFinite(s.interval)) continue
     const from = s.time - s.interval
     while (i < ends.length && ends[i].at <= from) i++
+    if (gc.byKind === null || typeof gc.byKind !== 'object') gc.byKind = /** @type {any} */ ({})
     for (; i < ends.length && ends[i].at <= s.time; i++) {
       const { ms, kind } = ends[i]
-      s.gc.count++
-      s.gc.duration += ms
-      const k = s.gc.byKind[kind] ?? (s.gc.byKind[kind] = { count: 0, duration: 0 })
-      k.count++
-      k.duration += ms
+      gc.count = (Number(gc.count) || 0) + 1
+      gc.duration = (Number(gc.duration) || 0) + ms
+      const k = gc.byKind[kind]
+      if (k !== null && typeof k === 'object') {
+        k.count = (Number(k.count) || 0) + 1
+        k.duration = (Number(k.duration) || 0) + ms
+      } else {
+        gc.byKind[kind] = { count: 1, duration: ms }
+      }
     }
   }
 }
