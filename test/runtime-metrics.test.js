@@ -94,6 +94,8 @@ test('a scrape shows event-loop delay, utilisation, GC, heap spaces, listener gr
     // collectDefaultMetrics still works beside it
     assert.ok(s.samples.some(x => x.name === 'nodejs_eventloop_lag_seconds'))
     assert.ok(junk.length > 0)
+    // keeps the emitter alive until here: the scrape re-reads live emitters, a collected one stays at its last checkpoint
+    assert.equal(cache.listenerCount('after'), 50)
     await Promise.all(pending)
 
     // the next window starts at the previous scrape: the block is gone from it
