@@ -1,4 +1,4 @@
-import { createHistogram, encodeHistogram } from './histogram.js'
+import { createHistogram, encodeHistogram, LatencyHistogram } from './histogram.js'
 
 /**
  * One second (or less, for the last) of the run as recorded by one thread.
@@ -47,9 +47,9 @@ export class Recorder {
     this.statusCounts = new Uint32Array(600)
     /** @type {Map<string, number>} */
     this.errorKinds = new Map()
-    this.second = createHistogram()
+    this.second = new LatencyHistogram()
     this.total = createHistogram()
-    this.uncorrected = rateMode ? createHistogram() : null
+    this.uncorrected = rateMode ? new LatencyHistogram() : null
     this.start = Date.now()
     this.binStart = this.start
     this.sent = 0
@@ -99,8 +99,8 @@ export class Recorder {
    * @param {number} status
    */
   record (latencyMs, uncorrectedMs, status) {
-    this.second.recordValue(Math.round(latencyMs * 1000))
-    if (this.uncorrected !== null) this.uncorrected.recordValue(Math.round(uncorrectedMs * 1000))
+    this.second.record(Math.round(latencyMs * 1000))
+    if (this.uncorrected !== null) this.uncorrected.record(Math.round(uncorrectedMs * 1000))
     this.statusCounts[status]++
     this.completed++
     this.binRequests++
@@ -137,10 +137,10 @@ export class Recorder {
       requests: this.binRequests,
       bytes: this.binBytes,
       errors: this.binErrors,
-      histogram: encodeHistogram(this.second)
+      histogram: encodeHistogram(this.second.flush())
     }
     this.series.push(bin)
-    this.total.add(this.second)
+    this.total.add(this.second.histogram)
     this.second.reset()
     this.binStart = epochNow
     this.binRequests = 0
@@ -174,7 +174,7 @@ export class Recorder {
       statusCodes,
       errorKinds: Object.fromEntries(this.errorKinds),
       histogram: encodeHistogram(this.total),
-      uncorrectedHistogram: this.uncorrected === null ? null : encodeHistogram(this.uncorrected),
+      uncorrectedHistogram: this.uncorrected === null ? null : encodeHistogram(this.uncorrected.flush()),
       series: this.series
     }
   }
