@@ -88,11 +88,11 @@ export class Connection {
   /**
    * Sends the next `k` requests of the cycle in one write.
    * @param {number} k
+   * @param {number} now perf-clock ms to stamp them with
    */
-  send (k) {
+  send (k, now) {
     const runner = this.runner
     const cycle = runner.cycle
-    const now = performance.now()
     let index = this.cursor
     let slot = this.head + this.inflight
     if (slot >= this.depth) slot -= this.depth
@@ -121,7 +121,9 @@ export class Connection {
     if (runner.busyPoll) runner.keepAwake(this.readAt)
     this.completedInRead = 0
     this.parser.execute(data, length)
-    if (this.completedInRead > 0) runner.refill(this)
+    // The requests that replace this read's responses go out in the same callback, within a microsecond or two of
+    // the read: its time stamps them too, which saves a clock read per request (~0.5% of the generator's CPU).
+    if (this.completedInRead > 0) runner.refill(this, this.readAt)
   }
 
   // ResponseSink, called by the parser

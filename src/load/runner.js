@@ -141,8 +141,9 @@ export class Runner {
   /**
    * Gives a connection as many requests as it may send now.
    * @param {Connection} conn
+   * @param {number} [now] perf-clock ms, when the caller has just read the clock
    */
-  refill (conn) {
+  refill (conn, now = performance.now()) {
     if (!this.running) return
     let k = conn.capacity
     if (k === 0) return
@@ -152,18 +153,18 @@ export class Runner {
       if (left < k) k = left
     }
     if (this.rateMode) {
-      const due = this.dueCount(performance.now()) - this.issued
+      const due = this.dueCount(now) - this.issued
       if (due <= 0) {
         this.park(conn)
         return
       }
       if (due < k) k = due
-      conn.send(k)
+      conn.send(k, now)
       if (conn.capacity > 0) this.park(conn)
       return
     }
     this.issued += k
-    conn.send(k)
+    conn.send(k, now)
   }
 
   /**
@@ -200,7 +201,8 @@ export class Runner {
       conn.queued = false
       const k = Math.min(conn.capacity, due)
       if (k === 0) continue
-      conn.send(k)
+      // each write takes microseconds: a later connection's requests go out later
+      conn.send(k, performance.now())
       due -= k
       if (conn.capacity > 0) this.park(conn)
     }
