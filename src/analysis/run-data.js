@@ -43,9 +43,16 @@ export function readRun (dir) {
   } catch {
     throw new UsageError(`'${runFile}' is not valid JSON`)
   }
-  if (run?.kind !== 'hotpath-run' || typeof run.loadWindow?.start !== 'number') {
+  if (run?.kind !== 'hotpath-run' || typeof run.loadWindow?.start !== 'number' || typeof run.loadWindow.end !== 'number') {
     throw new UsageError(`'${runFile}' is not a hotpath run record`)
   }
+  // The analysis needs only the window; a record written by hand, by another tool or an older hotpath may lack the rest.
+  if (run.listening === null || typeof run.listening !== 'object') run.listening = { pid: 0, port: 0 }
+  if (run.exit === null || typeof run.exit !== 'object') run.exit = { code: null, signal: null, crashed: false }
+  if (!Array.isArray(run.command)) run.command = []
+  if (!Array.isArray(run.stderr)) run.stderr = []
+  if (typeof run.cwd !== 'string') run.cwd = abs
+  run.aborted = run.aborted === true
   const threads = readdirSync(abs)
     .filter(f => /^events-\d+-\d+\.ndjson$/.test(f))
     .map(f => readThread(join(abs, f)))
@@ -130,12 +137,18 @@ function addTracedGc (samples, events, clock) {
   }
   ends.sort((a, b) => a.at - b.at)
   let i = 0
+  let first = true
   for (const s of samples) {
     const gc = s.gc
     // A damaged line (a target killed mid-write) keeps what it has; the pauses go to the next good sample.
     if (gc === null || typeof gc !== 'object' || !Number.isFinite(s.time) || !Number.isFinite(s.interval)) continue
-    const from = s.time - s.interval
-    while (i < ends.length && ends[i].at <= from) i++
+    // Samples follow each other without gaps, but their times are whole milliseconds (Date.now) and their intervals
+    // are not: a pause must go to the first sample at or after its end, not fall between two of them.
+    if (first) {
+      const from = s.time - s.interval
+      while (i < ends.length && ends[i].at <= from) i++
+      first = false
+    }
     if (gc.byKind === null || typeof gc.byKind !== 'object') gc.byKind = /** @type {any} */ ({})
     for (; i < ends.length && ends[i].at <= s.time; i++) {
       const { ms, kind } = ends[i]

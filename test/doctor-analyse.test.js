@@ -1,0 +1,76 @@
+// Re-analysis of a recorded run (hotpath doctor --analyse) on a run directory written here, so that the timing of
+// every sample and GC pause is known exactly.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { hotpath } from './helpers/cli.js'
+
+const PID = 4242
+const PORT = 3999
+
+/**
+ * A one-second load window sampled every 10 ms, as the probe writes it: each sample's time is Date.now() (whole
+ * milliseconds) and its interval the exact time since the previous sample, so consecutive samples leave sub-millisecond
+ * gaps between one's time and the next one's start. V8's trace puts a 5 ms scavenge's end in ten of those gaps.
+ * @param {string} dir
+ */
+async function writeRun (dir) {
+  const t0 = 1_800_000_000_000
+  const monotonic = 5_000_000_000 // µs on the trace's clock at t0
+  /** @type {object[]} */
+  const events = [
+    { type: 'hello', time: t0 - 50, pid: PID, ppid: 1, threadId: 0, argv: ['node', 'server.js'], execArgv: [], cwd: dir, node: process.version, heapLimit: 4e9, role: 'main', interval: 10 },
+    { type: 'listening', time: t0 - 40, port: PORT, address: '127.0.0.1' },
+    { type: 'load-start', time: t0, monotonic }
+  ]
+  const trueTime = (/** @type {number} */ k) => t0 + 10 * k + (k % 2 === 1 ? 0.1 : 0.9)
+  /** @type {[number, number, number][]} */
+  const pauses = []
+  for (let k = 0; k <= 100; k++) {
+    const time = Math.floor(trueTime(k))
+    events.push({
+      type: 'sample',
+      time,
+      interval: k === 0 ? 10 : Math.round((trueTime(k) - trueTime(k - 1)) * 1000) / 1000,
+      delay: { min: 0, mean: 0, p50: 0, p90: 0, p99: 0, max: 0 },
+      utilization: 0.5,
+      cpu: { user: 4, system: 1 },
+      memory: { rss: 60e6, heapUsed: 10e6, heapTotal: 20e6, external: 1e6, arrayBuffers: 1e5 },
+      gc: { count: 0, duration: 0, byKind: {} },
+      requests: [{ port: PORT, started: 10, finished: 10, inflight: 1 }]
+    })
+    // after an even sample, the next starts 0.8 ms after this one's whole-millisecond time: a pause ends in between
+    if (k % 2 === 0 && k >= 10 && k < 30) pauses.push([monotonic + (time + 0.5 - t0) * 1000 - 5000, 5000, 0])
+  }
+  events.push({ type: 'load-stop', time: t0 + 1000 })
+  events.push({ type: 'gc-trace', tid: 1, events: pauses })
+  await writeFile(join(dir, `events-${PID}-0.ndjson`), events.map(e => JSON.stringify(e)).join('\n') + '\n')
+  await writeFile(join(dir, 'run.json'), JSON.stringify({
+    kind: 'hotpath-run',
+    version: '0.1.0',
+    command: ['node', 'server.js'],
+    cwd: dir,
+    startedAt: t0 - 100,
+    listening: { pid: PID, port: PORT, host: '127.0.0.1', tls: false },
+    url: `http://127.0.0.1:${PORT}/`,
+    loadWindow: { start: t0, end: t0 + 1000 }
+  }))
+  return pauses.length
+}
+
+test('every traced GC pause is counted, also one that ends between two samples\' times', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-analyse-'))
+  const pauses = await writeRun(dir)
+  assert.equal(pauses, 10)
+  const json = join(dir, 'd.json')
+  const r = await hotpath(['doctor', '--analyse', dir, '--json', json])
+  assert.equal(r.code, 0, r.stderr)
+  const d = JSON.parse(await readFile(json, 'utf8'))
+  // 10 pauses of 5 ms in a 1,000 ms window
+  const thread = d.processes[0].threads[0]
+  assert.ok(Math.abs(thread.gcShare - 0.05) < 1e-9, `GC share ${thread.gcShare}`)
+  const gc = d.evidence.find((/** @type {any} */ e) => e.signal === 'gc-time')
+  assert.ok(Math.abs(gc.value - 0.05) < 1e-4, `gc-time ${gc.value}`)
+})
