@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks'
 import v8 from 'node:v8'
 import { DelayHistogram, resolutionFor } from './delay.js'
 import { GcTally } from './gc.js'
+import { MemoryReader } from './memory.js'
 import { ThreadTimeReader } from './thread-time.js'
 import { callSafely, positiveOption } from './warn.js'
 
@@ -17,7 +18,8 @@ import { callSafely, positiveOption } from './warn.js'
  * @property {number} utilization event-loop utilisation over the interval, 0..1
  * @property {{ user: number, system: number }} cpu CPU ms the whole process used during the interval
  * @property {{ rss: number, heapUsed: number, heapTotal: number, external: number, arrayBuffers: number }} memory bytes
- *   at the end of the interval; rss is the whole process's, the rest this thread's heap
+ *   at the end of the interval; rss is the whole process's, the rest this thread's heap. rss and arrayBuffers are read
+ *   on every 10th sample of a running sampler and repeated between (see memory.js)
  * @property {GcStats} gc this thread's GCs that ended in the interval
  * @property {{ cpu: number, wait: number }} [thread] ms this thread spent on a CPU and waiting in the run queue for one
  *   during the interval (Linux only)
@@ -65,6 +67,8 @@ export class Sampler {
   #lastElu = performance.eventLoopUtilization()
   /** @type {ThreadTimeReader | null} */
   #threadTime = null
+  /** @type {MemoryReader | null} */
+  #memory = null
   /** @type {import('./thread-time.js').ThreadTime | null} */
   #lastThread = null
 
@@ -108,6 +112,7 @@ export class Sampler {
     if (this.#timer !== null) return
     this.#delay = new DelayHistogram(this.#resolution)
     this.#delay.enable()
+    this.#memory = new MemoryReader()
     if (this.#countGc) this.#gc.start()
     if (this.#wantThreadTime) this.threadTime = true
     this.#rebase()
@@ -125,6 +130,7 @@ export class Sampler {
     this.#timer = null
     this.#delay?.disable()
     this.#delay = null
+    this.#memory = null
     this.#gc.stop()
     this.#gc.take()
     this.threadTime = false
@@ -148,7 +154,7 @@ export class Sampler {
     const lastCpu = this.#lastCpu
     this.#lastCpu = cpuNow
     this.#lastElu = elu
-    const memory = process.memoryUsage()
+    const memory = this.#memory !== null ? this.#memory.read() : process.memoryUsage()
     /** @type {Sample} */
     const sample = {
       time: Date.now(),
