@@ -117,9 +117,9 @@ test('requests are counted as the server saw them, and their time on the server 
     const r = await hotpath(['doctor', '-c', '8', '-d', '2', '--no-profile', '--no-progress', '--save', save, '--json', json, '--', process.execPath, 'test/fixtures/servers/delayed.js'], { env: { DELAY_MS: '20', TLS: tls }, timeout: 60000 })
     assert.equal(r.code, 0, r.stderr)
     const d = JSON.parse(await readFile(json, 'utf8'))
-    // Little's law over the load window: 20 ms of timer, plus the loop's own latency. In flight is counted at each
-    // 10 ms sample, and this server's 20 ms timers run in step with the sampler's: a sample that runs just after a
-    // batch of responses, before the next requests arrive, undercounts (18.1 ms seen once on Node 22).
+    // Little's law over the load window: 20 ms of timer, plus the loop's own latency. In flight is counted every
+    // tenth 10 ms sample, and this server's 20 ms timers run in step with the sampler's: a count that runs just after
+    // a batch of responses, before the next requests arrive, undercounts (18.1 ms seen once on Node 22).
     const serverTime = evidence(d, 'server-time').value
     assert.ok(serverTime >= 16 && serverTime <= 30, `server time ${serverTime} ms (tls ${tls})`)
     let finished = 0

@@ -118,8 +118,42 @@ function readThread (file) {
         break
     }
   }
+  spreadCpu(t.samples)
   if (t.clock !== null && gcTrace.length > 0) addTracedGc(t.samples, gcTrace, t.clock)
   return t.pid > 0 ? t : null
+}
+
+/**
+ * The probe reads the process's CPU time on every few samples only (Sampler's `cpuEvery`): such a read carries the CPU
+ * used over its `span`, the samples before it zeros and `span: 0`. Spread each read back over the samples it covers,
+ * in proportion to their intervals, so that every sample holds its share, as if each had read the CPU: sums over a
+ * window then differ from exact ones by at most a span at either end, and charts show the CPU averaged over a span.
+ * Samples after the last read (a target killed before its next) keep their zeros.
+ * @param {ThreadRecord['samples']} samples
+ */
+function spreadCpu (samples) {
+  /** @type {ThreadRecord['samples']} */
+  let pending = []
+  for (const s of samples) {
+    const cpu = s.cpu
+    if (cpu === null || typeof cpu !== 'object' || typeof cpu.span !== 'number') continue
+    if (cpu.span === 0) {
+      pending.push(s)
+      continue
+    }
+    delete cpu.span
+    if (pending.length === 0) continue
+    let ms = s.interval
+    for (const p of pending) ms += p.interval
+    if (ms > 0) {
+      const { user, system } = cpu
+      for (const p of [...pending, s]) {
+        const share = p.interval / ms
+        p.cpu = { user: user * share, system: system * share }
+      }
+    }
+    pending = []
+  }
 }
 
 /**

@@ -11,6 +11,12 @@ import { describeExit } from '../run/target-process.js'
 import { numberFlag } from './args.js'
 import { recordFromFlags, TARGET_FLAGS } from './target-run.js'
 
+// µs between CPU samples. Each sample costs the profiled server ~60–90 µs of its core on a small VM (V8's profiler
+// thread wakes and signals the main thread: context switches and cache misses, perf shows), so at 1 ms a saturated
+// server loses 7–9% of its throughput, at 2 ms 4–5% (bench/overhead.js), and a 10 s load still gives 5,000 samples.
+// Production profilers sample every 10 ms; the doctor keeps 1 ms, for culprits from short runs.
+const DEFAULT_INTERVAL = 2000
+
 /** @type {import('./args.js').CommandSpec} */
 export const spec = {
   name: 'flame',
@@ -26,7 +32,7 @@ export const spec = {
     'no-source-maps': { type: 'boolean', description: 'show the JavaScript that ran, not the sources its source maps point to' },
     top: { type: 'string', value: 'N', description: 'culprits to print', default: '5' },
     json: { type: 'boolean', description: 'print the files written and the culprits as JSON' },
-    interval: { type: 'string', value: 'µs', description: 'with -- <command>: sampling interval', default: '1000' },
+    interval: { type: 'string', value: 'µs', description: 'with -- <command>: sampling interval', default: String(DEFAULT_INTERVAL) },
     ...TARGET_FLAGS
   },
   details: 'Examples:\n' +
@@ -76,7 +82,7 @@ export async function run (args, io) {
  * @returns {Promise<Parameters<typeof writeProfileFiles>[0] & { appRoot?: string }>}
  */
 async function captureLive (values, command, io) {
-  const profileInterval = /** @type {number} */ (numberFlag('interval', /** @type {string | undefined} */ (values.interval) ?? '1000', { integer: true }))
+  const profileInterval = /** @type {number} */ (numberFlag('interval', /** @type {string | undefined} */ (values.interval) ?? String(DEFAULT_INTERVAL), { integer: true }))
   const runDir = await mkdtemp(join(tmpdir(), 'hotpath-flame-'))
   try {
     const record = await recordFromFlags(values, command, io, { runDir, interval: 100, runtime: false, profileInterval, heapInterval: 0 })

@@ -52,15 +52,12 @@ export class Probe {
       // The main thread's GCs come from V8's trace events over the load window (see startGcTrace), which cost nothing
       // per GC; trace events are per process, so worker threads keep the observer.
       gc: !isMainThread,
-      onSample: (sample) => {
-        // The sample itself becomes the line: a spread copy of it cost ~10 µs a sample in a busy server.
-        const line = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (sample))
-        line.type = 'sample'
-        line.requests = this.requests.take()
-        // The main thread's GCs come from the trace: its observer's tallies are all zero and not worth writing.
-        if (sample.gc.count === 0) line.gc = NO_GC
-        this.log.write(line)
-      }
+      // The process's CPU every 100 ms at the default interval: a getrusage() was ~30 µs of each sample in a busy
+      // server, and the analysis judges CPU over the whole load (run-data.js spreads each read over its samples).
+      cpuEvery: Math.max(1, Math.round(100 / options.interval)),
+      // The rules judge delays of a millisecond and more: below, the percentiles need not be walked out of the histogram.
+      exactDelay: false,
+      onSample: (sample) => this.writeSample(sample)
     })
     this.loading = false
     /** @type {ProfileHandle | null} */
@@ -81,6 +78,20 @@ export class Probe {
     this.lastAgents = ''
   }
 
+  /**
+   * @param {import('../sampling/sampler.js').Sample} sample
+   * @param {boolean} [last] the last sample of a window: counts exactly what the cadence would only estimate
+   */
+  writeSample (sample, last = false) {
+    // The sample itself becomes the line: a spread copy of it cost ~10 µs a sample in a busy server.
+    const line = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (sample))
+    line.type = 'sample'
+    line.requests = this.requests.take(last)
+    // The main thread's GCs come from the trace: its observer's tallies are all zero and not worth writing.
+    if (sample.gc.count === 0) line.gc = NO_GC
+    this.log.write(line)
+  }
+
   start () {
     this.log.write({
       type: 'hello',
@@ -88,8 +99,9 @@ export class Probe {
       pid: process.pid,
       ppid: process.ppid,
       threadId: this.tid,
-      argv: process.argv,
-      execArgv: process.execArgv,
+      // Copies: the event is serialised at the next flush, and some apps rewrite process.argv in place.
+      argv: [...process.argv],
+      execArgv: [...process.execArgv],
       cwd: process.cwd(),
       node: process.version,
       heapLimit: v8.getHeapStatistics().heap_size_limit,
@@ -202,7 +214,8 @@ export class Probe {
     }
     this.loading = false
     this.log.write({ type: 'load-stop', time: Date.now() })
-    this.sampler.sample()
+    // The window closes on a sample boundary, with everything measured up to it.
+    if (this.sampler.running) this.writeSample(this.sampler.sample(), true)
     if (this.gcTrace) {
       const trace = await this.gcTrace.stop().catch(() => null)
       this.gcTrace = null
@@ -245,7 +258,7 @@ export class Probe {
   /** Last words: called on exit (and on SIGINT/SIGTERM before the default action). Synchronous. */
   final () {
     try {
-      this.sampler.sample()
+      if (this.sampler.running) this.writeSample(this.sampler.sample(), true)
       this.snapshotWatchers()
       this.log.write({ type: 'exit', time: Date.now() })
       this.log.flush()

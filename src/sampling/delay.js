@@ -16,9 +16,15 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
  * `resolution + d` means the loop was busy for `d`; so every statistic here has the resolution taken off.
  */
 export class DelayHistogram {
-  /** @param {number} resolution ms, an integer >= 1 */
-  constructor (resolution) {
+  /**
+   * @param {number} resolution ms, an integer >= 1
+   * @param {{ exact?: boolean }} [opts] `exact: false` skips the bucket walks while every tick is under a millisecond
+   *   late (timer granularity, not a busy loop): the percentiles are then reported as max, an upper bound, and the
+   *   mean as the middle of min and max
+   */
+  constructor (resolution, opts = {}) {
     this.resolution = resolution
+    this.exact = opts.exact !== false
     this.histogram = monitorEventLoopDelay({ resolution })
   }
 
@@ -53,6 +59,9 @@ export class DelayHistogram {
     // One tick — the usual sample when the resolution is the interval — needs no walk: every percentile is its
     // bucket's highest value, which is max, and HDR's mean is the bucket's middle.
     const one = n === 1
+    if (!one && !this.exact && max < 1 && !(missed > max)) {
+      return { min: delayMs(h.min, r), mean: delayMs((h.min + h.max) / 2, r), p50: max, p90: max, p99: max, max }
+    }
     const hMean = one ? h.min + (h.max - h.min + 1) / 2 : h.mean
     if (!(missed > max)) {
       return {

@@ -48,6 +48,13 @@ export function traceEventKind (name) {
   }
 }
 
+/** @type {GcStats} the figures of a thread whose GCs are not counted; shared and frozen */
+export const NO_GC_STATS = Object.freeze({
+  count: 0,
+  duration: 0,
+  byKind: /** @type {GcStats['byKind']} */ (Object.freeze(Object.fromEntries(GC_KINDS.map(k => [k, Object.freeze({ count: 0, duration: 0 })]))))
+})
+
 /**
  * Counts this thread's GCs by kind through a PerformanceObserver. Tallies live in fixed arrays so that the observer
  * callback, which runs after every GC, allocates nothing of its own.
