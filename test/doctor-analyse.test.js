@@ -14,9 +14,12 @@ const PORT = 3999
  * A one-second load window sampled every 10 ms, as the probe writes it: each sample's time is Date.now() (whole
  * milliseconds) and its interval the exact time since the previous sample, so consecutive samples leave sub-millisecond
  * gaps between one's time and the next one's start. V8's trace puts a 5 ms scavenge's end in ten of those gaps.
+ * The process uses 5 ms of CPU per sample; with `cpuEvery` > 1 it is read only on every cpuEvery-th sample, as the
+ * probe reads it.
  * @param {string} dir
+ * @param {{ cpuEvery?: number, end?: number }} [opts] end: ms into the run at which the load window closes
  */
-async function writeRun (dir) {
+async function writeRun (dir, { cpuEvery = 1, end = 1000 } = {}) {
   const t0 = 1_800_000_000_000
   const monotonic = 5_000_000_000 // µs on the trace's clock at t0
   /** @type {object[]} */
@@ -28,20 +31,28 @@ async function writeRun (dir) {
   const trueTime = (/** @type {number} */ k) => t0 + 10 * k + (k % 2 === 1 ? 0.1 : 0.9)
   /** @type {[number, number, number][]} */
   const pauses = []
+  let unread = 0
   for (let k = 0; k <= 100; k++) {
     const time = Math.floor(trueTime(k))
+    const interval = k === 0 ? 10 : Math.round((trueTime(k) - trueTime(k - 1)) * 1000) / 1000
+    unread += interval
     events.push({
       type: 'sample',
       time,
-      interval: k === 0 ? 10 : Math.round((trueTime(k) - trueTime(k - 1)) * 1000) / 1000,
+      interval,
       delay: { min: 0, mean: 0, p50: 0, p90: 0, p99: 0, max: 0 },
       utilization: 0.5,
-      cpu: { user: 4, system: 1 },
+      cpu: cpuEvery === 1
+        ? { user: 4, system: 1 }
+        : k % cpuEvery === cpuEvery - 1 || k === 100
+          ? { user: 4 * unread / 10, system: unread / 10, span: unread }
+          : { user: 0, system: 0, span: 0 },
       memory: { rss: 60e6, heapUsed: 10e6, heapTotal: 20e6, external: 1e6, arrayBuffers: 1e5 },
       gc: { count: 0, duration: 0, byKind: {} },
       requests: [{ port: PORT, started: 10, finished: 10, inflight: 1 }]
     })
     // after an even sample, the next starts 0.8 ms after this one's whole-millisecond time: a pause ends in between
+    if (k % cpuEvery === cpuEvery - 1) unread = 0
     if (k % 2 === 0 && k >= 10 && k < 30) pauses.push([monotonic + (time + 0.5 - t0) * 1000 - 5000, 5000, 0])
   }
   events.push({ type: 'load-stop', time: t0 + 1000 })
@@ -55,7 +66,7 @@ async function writeRun (dir) {
     startedAt: t0 - 100,
     listening: { pid: PID, port: PORT, host: '127.0.0.1', tls: false },
     url: `http://127.0.0.1:${PORT}/`,
-    loadWindow: { start: t0, end: t0 + 1000 }
+    loadWindow: { start: t0, end: t0 + end }
   }))
   return pauses.length
 }
@@ -73,4 +84,23 @@ test('every traced GC pause is counted, also one that ends between two samples\'
   assert.ok(Math.abs(thread.gcShare - 0.05) < 1e-9, `GC share ${thread.gcShare}`)
   const gc = d.evidence.find((/** @type {any} */ e) => e.signal === 'gc-time')
   assert.ok(Math.abs(gc.value - 0.05) < 1e-4, `gc-time ${gc.value}`)
+})
+
+test('CPU read on every tenth sample only is spread back over the samples it covers', async () => {
+  /** @type {Record<string, any>} */
+  const runs = {}
+  for (const cpuEvery of [1, 10]) {
+    const dir = await mkdtemp(join(tmpdir(), 'hotpath-analyse-'))
+    // the window closes inside a span: its first samples count, though the read that covers them comes after
+    await writeRun(dir, { cpuEvery, end: 955 })
+    const json = join(dir, 'd.json')
+    const r = await hotpath(['doctor', '--analyse', dir, '--json', json])
+    assert.equal(r.code, 0, r.stderr)
+    runs[cpuEvery] = JSON.parse(await readFile(json, 'utf8'))
+  }
+  const perRequest = (/** @type {any} */ d) => d.evidence.find((/** @type {any} */ e) => e.signal === 'cpu-per-request').value
+  // 5 ms of CPU per 10 ms sample, 10 requests per sample
+  assert.ok(Math.abs(perRequest(runs[1]) - 0.5) < 0.01, `every sample: ${perRequest(runs[1])} ms`)
+  assert.ok(Math.abs(perRequest(runs[10]) - perRequest(runs[1])) < 0.005, `every tenth: ${perRequest(runs[10])} ms, every: ${perRequest(runs[1])} ms`)
+  assert.equal(runs[10].category, runs[1].category)
 })

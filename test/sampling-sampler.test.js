@@ -58,24 +58,54 @@ test('a blocked loop shows as event-loop delay and utilisation in the interval t
   }
 })
 
-test('intervals are contiguous: the samples\' CPU adds up to what the process used', async () => {
-  const before = process.cpuUsage()
-  /** @type {import('../src/sampling/sampler.js').Sample[]} */
-  const samples = []
-  const sampler = new Sampler({ interval: 10, onSample: (s) => samples.push(s) })
-  sampler.start()
-  setTimeout(() => block(50), 20)
-  await sleep(150)
-  samples.push(sampler.sample())
-  const used = process.cpuUsage(before)
-  sampler.stop()
-  const total = samples.reduce((a, s) => a + s.cpu.user + s.cpu.system, 0)
-  const expected = (used.user + used.system) / 1000
-  assert.ok(total > 0)
-  // all but the moments between the cpuUsage() calls around start and after the last sample
-  assert.ok(total <= expected + 0.5 && total >= expected - 3, `samples ${total} ms, process ${expected} ms`)
-  const wall = samples.reduce((a, s) => a + s.interval, 0)
-  assert.ok(wall >= 140 && wall <= 400, `intervals add up to the time sampled: ${wall} ms`)
+test('intervals are contiguous: the samples\' CPU adds up to what the process used, also read every n-th sample', async () => {
+  for (const cpuEvery of [1, 5]) {
+    const before = process.cpuUsage()
+    /** @type {import('../src/sampling/sampler.js').Sample[]} */
+    const samples = []
+    const sampler = new Sampler({ interval: 10, cpuEvery, onSample: (s) => samples.push(s) })
+    sampler.start()
+    setTimeout(() => block(50), 20)
+    await sleep(150)
+    samples.push(sampler.sample()) // reads whatever the cadence: it closes the last span
+    const used = process.cpuUsage(before)
+    sampler.stop()
+    const total = samples.reduce((a, s) => a + s.cpu.user + s.cpu.system, 0)
+    const expected = (used.user + used.system) / 1000
+    assert.ok(total > 0)
+    // all but the moments between the cpuUsage() calls around start and after the last sample
+    assert.ok(total <= expected + 0.5 && total >= expected - 3, `every ${cpuEvery}: samples ${total} ms, process ${expected} ms`)
+    const wall = samples.reduce((a, s) => a + s.interval, 0)
+    assert.ok(wall >= 140 && wall <= 400, `intervals add up to the time sampled: ${wall} ms`)
+    if (cpuEvery === 1) {
+      assert.ok(samples.every(s => s.cpu.span === undefined))
+      continue
+    }
+    // a read covers the samples since the one before it: zeros and span 0 between
+    let unread = 0
+    for (const [i, s] of samples.entries()) {
+      unread += s.interval
+      const read = (i + 1) % cpuEvery === 0 || i === samples.length - 1
+      if (!read) {
+        assert.deepEqual(s.cpu, { user: 0, system: 0, span: 0 }, `sample ${i}`)
+        continue
+      }
+      assert.ok(Math.abs(/** @type {number} */ (s.cpu.span) - unread) < 0.05, `sample ${i}: span ${s.cpu.span} ms, intervals ${unread} ms`)
+      unread = 0
+    }
+  }
+})
+
+test('exactDelay: false bounds the percentiles of on-time ticks by max, and still sees a blocked interval', async () => {
+  const samples = await sampleFor({ interval: 10, exactDelay: false }, 400, () => block(80))
+  const worst = samples.reduce((a, b) => (b.delay.max > a.delay.max ? b : a))
+  assert.ok(worst.delay.max >= 70, `max delay ${worst.delay.max} ms for an 80 ms block`)
+  const onTime = samples.filter(s => s.delay.max < 1 && s.delay.max > 0)
+  assert.ok(onTime.length > 0)
+  for (const s of onTime) {
+    const d = s.delay
+    assert.ok(d.p50 === d.max && d.p90 === d.max && d.p99 === d.max && d.min <= d.mean && d.mean <= d.max, JSON.stringify(d))
+  }
 })
 
 test('costlier measures come at the slow interval: active resources by type and heap spaces', async () => {
