@@ -141,6 +141,11 @@ export function computeSignals (data) {
   const heapUsed = last.reduce((a, s) => a + s.memory.heapUsed, 0)
   const heapLimit = serving.reduce((a, t) => a + (Number(t.hello.heapLimit) || 0), 0)
   const rate = finished / seconds
+  const cpuPerRequestMs = finished > 0 ? cpuMs / finished : 0
+  // Little's law: mean time on the server = mean requests in flight ÷ requests finished per ms. In flight is counted
+  // between turns of the loop, so a request that starts and ends within one (a synchronous handler) is never seen: it
+  // held the server for at least its CPU time, which is therefore the floor.
+  const littleMs = finished > 0 ? inflightMean / (finished / (seconds * 1000)) : 0
 
   return {
     window: { start, end, seconds },
@@ -151,14 +156,13 @@ export function computeSignals (data) {
     requests: {
       finished,
       rate,
-      // Little's law: mean time on the server = mean requests in flight ÷ requests finished per ms
-      serverTimeMean: finished > 0 ? inflightMean / (finished / (seconds * 1000)) : 0,
+      serverTimeMean: Math.max(littleMs, cpuPerRequestMs),
       inflightMean
     },
     cpu: {
       ms: cpuMs,
       percent: cpuMs / (seconds * 1000),
-      perRequestMs: finished > 0 ? cpuMs / finished : 0
+      perRequestMs: cpuPerRequestMs
     },
     loop: {
       utilization: mean(servingSamples.map(s => s.utilization)),
