@@ -1,7 +1,7 @@
 // What instrumentation costs the target: requests/s a saturated server serves with no instrumentation, with hotpath's
 // probe and profiler, and with the tools hotpath replaces — measured in one run, interleaved.
 //
-//   npm run bench:overhead [-- --duration 8 --rounds 5 --quick]
+//   npm run bench:overhead [-- --duration 8 --rounds 8 --quick]
 //
 // The server is pinned to CPU 1 and the load (hotpath load -c 50) to CPU 0. Every instrumented variant is started by
 // its tool with the load as its --on-port command, so each tool sees exactly the load window.
@@ -14,7 +14,10 @@
 //   on another machine would cost the server nothing to wake.
 // - Start-up. The load's first 2 s are warm-up (JIT), not counted.
 // Each round measures every variant once, in rotated order; a variant's figure is the median, over rounds, of its
-// requests/s divided by the uninstrumented server's in the same round, which cancels the machine's slow drifts.
+// requests/s divided by the uninstrumented server's in the same round, which cancels the machine's slow drifts. Every
+// run is a fresh server, and a fresh server's speed varies by about ±2% with what its JIT happened to do (under
+// callgrind, one hello server ran 68.8k instructions a request and the next, started the same way, 75.3k): hence
+// eight rounds.
 // Goals: hotpath's probe (sampling only) ≥ 0.97 of uninstrumented (issue 3); profiling (hotpath flame) ≥ 0.92 (issue 4).
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -23,7 +26,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { benchArgs, median } from './lib/measure.js'
 
-const args = benchArgs({ duration: '8', rounds: '5', servers: 'hello,json', variants: 'off,hotpath-probe,hotpath-flame,hotpath-doctor,clinic-doctor,clinic-flame,0x' })
+const args = benchArgs({ duration: '8', rounds: '8', servers: 'hello,json', variants: 'off,hotpath-probe,hotpath-flame,hotpath-doctor,clinic-doctor,clinic-flame,0x' })
 const quick = args.quick === 'true'
 const duration = quick ? 3 : Number(args.duration)
 const rounds = quick ? 1 : Number(args.rounds)
