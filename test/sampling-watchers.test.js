@@ -60,6 +60,97 @@ test('a middleware that adds a listener on every request is caught, with its fil
   }
 })
 
+test('while Node\'s own warning can tell, nothing is wrapped, and the leak is still caught with its site, --no-warnings or not', async () => {
+  for (const flag of ['--no-warnings', '--disable-warning=MaxListenersExceededWarning']) {
+    const r = await runModule(`
+      import { EventEmitter } from 'node:events'
+      import http from 'node:http'
+      import { load } from 'hotpath'
+      import { ListenerWatcher } from 'hotpath/runtime'
+      const { on, addListener, prependListener } = EventEmitter.prototype
+      const watcher = new ListenerWatcher()
+      watcher.start()
+      const untouched = EventEmitter.prototype.on === on && EventEmitter.prototype.addListener === addListener &&
+        EventEmitter.prototype.prependListener === prependListener
+      const hooks = new EventEmitter()
+      function attachAfterHook (req) { hooks.on('after', () => req.url) }
+      const server = http.createServer((req, res) => { attachAfterHook(req); res.end('ok') })
+      server.listen(0, '127.0.0.1', async () => {
+        const r = await load({ url: 'http://127.0.0.1:' + server.address().port + '/', connections: 2, amount: 200 })
+        const found = watcher.snapshot()
+        console.log(JSON.stringify({ untouched, every: watcher.watchingEveryAddition, ok: r['2xx'], found }))
+        watcher.stop()
+        server.close()
+      })
+    `, { args: [flag] })
+    assert.equal(r.code, 0, r.stderr)
+    const out = JSON.parse(r.stdout)
+    assert.equal(out.untouched, true, 'EventEmitter.prototype is left alone')
+    assert.equal(out.every, false)
+    assert.equal(out.ok, 200)
+    const leak = out.found.find((/** @type {any} */ g) => g.event === 'after')
+    assert.ok(leak, r.stdout)
+    assert.equal(leak.emitter, 'EventEmitter')
+    assert.equal(leak.count, 200)
+    assert.equal(leak.emitters, 1)
+    assert.equal(leak.site?.function, 'attachAfterHook')
+    assert.ok(!leak.stack[0].startsWith('genericNodeError'), 'the stack starts at the adding call')
+    assert.doesNotMatch(r.stderr, /MaxListenersExceeded/, `${flag} still silences the printed warning`)
+  }
+})
+
+test('a limit raised past the threshold, the default limit turned off, or a stack cut short: every addition is watched', () => {
+  const watcher = new ListenerWatcher()
+  const saved = { limit: EventEmitter.defaultMaxListeners, trace: Error.stackTraceLimit }
+  watcher.start()
+  try {
+    assert.equal(watcher.watchingEveryAddition, false)
+    new EventEmitter().setMaxListeners(5) // warns sooner than the threshold: nothing to do
+    assert.equal(watcher.watchingEveryAddition, false)
+    EventEmitter.defaultMaxListeners = 20
+    watcher.refresh()
+    assert.equal(watcher.watchingEveryAddition, true, 'a default limit past the threshold')
+  } finally {
+    watcher.stop()
+    EventEmitter.defaultMaxListeners = saved.limit
+  }
+  assert.equal(watcher.watchingEveryAddition, false)
+
+  const raised = new ListenerWatcher()
+  raised.start()
+  try {
+    const em = new EventEmitter().setMaxListeners(0)
+    assert.equal(raised.watchingEveryAddition, true, 'setMaxListeners(0)')
+    for (let i = 0; i < 10; i++) em.on('tick', () => i) // RAISED-SITE
+    const [g] = raised.snapshot()
+    assert.equal(g?.site?.line, lineOf('// RAISED-SITE'))
+  } finally {
+    raised.stop()
+  }
+})
+
+test('a warning whose stack has no frame of the app switches to watching every addition, which finds the site', async () => {
+  const watcher = new ListenerWatcher()
+  const saved = Error.stackTraceLimit
+  watcher.start()
+  try {
+    const em = new RequestCache()
+    Error.stackTraceLimit = 2 // Node's own frames fill it
+    for (let i = 0; i < 11; i++) em.on('data', () => i)
+    Error.stackTraceLimit = saved
+    await sleep(5) // warnings arrive on the next tick
+    assert.equal(watcher.watchingEveryAddition, true)
+    assert.equal(watcher.snapshot()[0]?.site, null)
+    for (let i = 11; i < 20; i++) em.on('data', () => i) // CUT-SITE
+    const [g] = watcher.snapshot()
+    assert.equal(g.count, 20)
+    assert.equal(g.site?.line, lineOf('// CUT-SITE'))
+  } finally {
+    Error.stackTraceLimit = saved
+    watcher.stop()
+  }
+})
+
 test('once() and prependListener() count too; the site is the caller, not node:events', () => {
   const watcher = new ListenerWatcher({ threshold: 8 })
   watcher.start()
@@ -99,7 +190,8 @@ test('many emitters of one kind that each grow are counted as such', () => {
 })
 
 test('stop() restores EventEmitter.prototype exactly, even with two watchers', () => {
-  const { on, addListener, prependListener, once, prependOnceListener } = EventEmitter.prototype
+  const { on, addListener, prependListener, once, prependOnceListener, setMaxListeners } = EventEmitter.prototype
+  const warningListeners = process.listenerCount('warning')
   assert.equal(on, addListener)
   const a = new ListenerWatcher()
   const b = new ListenerWatcher({ threshold: 3 })
@@ -115,6 +207,8 @@ test('stop() restores EventEmitter.prototype exactly, even with two watchers', (
   assert.equal(EventEmitter.prototype.prependListener, prependListener)
   assert.equal(EventEmitter.prototype.once, once)
   assert.equal(EventEmitter.prototype.prependOnceListener, prependOnceListener)
+  assert.equal(EventEmitter.prototype.setMaxListeners, setMaxListeners)
+  assert.equal(process.listenerCount('warning'), warningListeners)
   // nothing is recorded once stopped
   const em = new EventEmitter().setMaxListeners(0)
   for (let i = 0; i < 40; i++) em.on('late', () => i)

@@ -127,6 +127,8 @@ export class Probe {
   onListening (port, address, server) {
     this.log.write({ type: 'listening', time: Date.now(), port, address })
     this.requests.watch(server, port)
+    // By now the app has set its listener limits (the post-mortem's `defaultMaxListeners = Infinity` included).
+    this.listeners.refresh()
   }
 
   /** Writes what changed since the last flush, then the buffered lines. */

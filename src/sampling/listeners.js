@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events'
-import { captureStack, firstUserSite } from './stack.js'
+import { captureStack, firstUserSite, isInternal, parseFrame } from './stack.js'
 import { positiveOption } from './warn.js'
 
 /** @typedef {import('./stack.js').Site} Site */
@@ -15,12 +15,17 @@ import { positiveOption } from './warn.js'
  */
 
 /**
- * Catches the listener that is added on every request (DESIGN.md §2): watches every EventEmitter's add-listener calls
- * and records, when one emitter's listeners for one event reach the threshold and at each doubling after, where the
- * listener was added. It works whatever setMaxListeners or `defaultMaxListeners = Infinity` say, since those only
- * decide whether Node warns.
+ * Catches the listener that is added on every request (DESIGN.md §2): records, for each emitter kind and event whose
+ * listeners on one emitter grow past the threshold, how far they grew and where the listener was added.
  *
- * Cost: one length check per added listener; a stack is captured only at the threshold and its doublings.
+ * It costs the process nothing per added listener while Node's own MaxListenersExceededWarning will tell: that warning
+ * is raised inside the `on()` call that passes an emitter's limit (10 by default), with the emitter, the event, the
+ * count and the stack of the adding call, and it reaches every 'warning' listener whatever --no-warnings or
+ * --disable-warning say (those only silence the printing). Where the warning cannot tell — the default limit is off
+ * (`defaultMaxListeners = Infinity`, the post-mortem's "fix") or above the threshold, an emitter's limit is raised
+ * past it with setMaxListeners(), or a warning's stack is cut short by `Error.stackTraceLimit` — it switches to
+ * watching every add-listener call (see `watchEveryAddition`) for as long as it runs. Not seen: an emitter whose
+ * `_maxListeners` was raised before the watcher started, or written directly.
  */
 export class ListenerWatcher {
   #threshold
@@ -36,13 +41,16 @@ export class ListenerWatcher {
 
   get threshold () { return this.#threshold }
 
+  /** Whether every add-listener call in the process is being watched (rather than Node's warnings alone). */
+  get watchingEveryAddition () { return this.#active && hook !== null }
+
   start () {
     if (this.#active) return
     this.#active = true
     subscribe(this)
   }
 
-  /** Stops watching; once no watcher is left, EventEmitter.prototype gets its original methods back. */
+  /** Stops watching; once no watcher is left, EventEmitter.prototype and process get their own state back. */
   stop () {
     if (!this.#active) return
     this.#active = false
@@ -50,10 +58,19 @@ export class ListenerWatcher {
   }
 
   /**
+   * Re-reads whether Node's warning can still be relied on: an app may turn the default limit off at any time (the
+   * probe calls this when the app starts listening; snapshot() does it too).
+   */
+  refresh () {
+    if (this.#active) review()
+  }
+
+  /**
    * Every emitter kind and event that grew past the threshold, most listeners first.
    * @returns {ListenerGrowth[]}
    */
   snapshot () {
+    this.refresh()
     /** @type {ListenerGrowth[]} */
     const out = []
     for (const g of this.#growth.values()) {
@@ -67,13 +84,15 @@ export class ListenerWatcher {
         } catch {}
       }
       g.refs = g.refs.filter(ref => ref.deref() !== undefined)
+      // A warning under a higher threshold than Node's limit is kept, and reported once the emitter reaches it.
+      if (g.count < this.#threshold) continue
       out.push({ emitter: g.emitter, event: eventName(g.event), count: g.count, emitters: g.emitters, site: g.site, stack: g.stack })
     }
     return out.sort((a, b) => b.count - a.count)
   }
 
   /**
-   * Called by the shared hook when an emitter's listeners for one event reach `count` (>= the lowest threshold).
+   * Called by the add-listener hook when an emitter's listeners for one event reach `count` (>= the lowest threshold).
    * @param {EventEmitter} emitter
    * @param {string | symbol} event
    * @param {number} count
@@ -81,6 +100,37 @@ export class ListenerWatcher {
    */
   check (emitter, event, count, above) {
     if (!isCheckpoint(count, this.#threshold)) return
+    const g = this.#record(emitter, event, count)
+    if (g.site === null) {
+      const stack = captureStack(above)
+      g.stack = stack
+      g.site = firstUserSite(stack)
+    }
+  }
+
+  /**
+   * Called with Node's MaxListenersExceededWarning: `emitter` just passed its limit, in the call whose stack this is.
+   * @param {EventEmitter} emitter
+   * @param {string | symbol} event
+   * @param {number} count
+   * @param {string[]} stack
+   * @param {Site | null} site
+   */
+  warned (emitter, event, count, stack, site) {
+    const g = this.#record(emitter, event, count)
+    if (g.site === null && site !== null) {
+      g.stack = stack
+      g.site = site
+    }
+  }
+
+  /**
+   * @param {EventEmitter} emitter
+   * @param {string | symbol} event
+   * @param {number} count
+   * @returns {Growth}
+   */
+  #record (emitter, event, count) {
     const kind = constructorName(emitter)
     const key = kind + '\0' + (typeof event === 'symbol' ? event.toString() : event)
     let g = this.#growth.get(key)
@@ -94,11 +144,7 @@ export class ListenerWatcher {
       g.emitters++
       if (g.refs.length < MAX_REFS) g.refs.push(new WeakRef(emitter))
     }
-    if (g.site === null) {
-      const stack = captureStack(above)
-      g.stack = stack
-      g.site = firstUserSite(stack)
-    }
+    return g
   }
 }
 
@@ -142,7 +188,8 @@ function constructorName (emitter) {
   }
 }
 
-// One hook on EventEmitter.prototype, shared by every active watcher (the probe and the runtime may both watch).
+// The hooks are shared by every active watcher (the probe and the runtime may both watch): one 'warning' listener and
+// one setMaxListeners wrapper always, and the add-listener wrappers only once the warning cannot be relied on.
 // `once` and `prependOnceListener` add through `on` and `prependListener`, so wrapping the two primitives sees all.
 const proto = EventEmitter.prototype
 /** @type {Set<ListenerWatcher>} */
@@ -150,11 +197,115 @@ const watchers = new Set()
 let lowest = Infinity
 /** @type {{ addListener: Function, on: Function, prependListener: Function, wrappedAdd: Function, wrappedOn: Function, wrappedPrepend: Function } | null} */
 let hook = null
+/** @type {{ setMaxListeners: Function, wrapped: Function } | null} */
+let limits = null
 
 /** @param {ListenerWatcher} watcher */
 function subscribe (watcher) {
   watchers.add(watcher)
   lowest = Math.min(lowest, watcher.threshold)
+  if (limits === null) {
+    const setMaxListeners = proto.setMaxListeners
+    const wrapped = wrapSetMaxListeners(setMaxListeners)
+    limits = { setMaxListeners, wrapped }
+    proto.setMaxListeners = /** @type {any} */ (wrapped)
+  }
+  review()
+}
+
+/** @param {ListenerWatcher} watcher */
+function unsubscribe (watcher) {
+  watchers.delete(watcher)
+  lowest = Infinity
+  for (const w of watchers) lowest = Math.min(lowest, w.threshold)
+  if (watchers.size > 0) return
+  process.removeListener('warning', onWarning)
+  // Restore only what is still ours: if something wrapped our wrapper since, removing it would drop theirs too;
+  // our wrapper then stays in place and does nothing (no watchers).
+  if (limits !== null && proto.setMaxListeners === limits.wrapped) proto.setMaxListeners = /** @type {any} */ (limits.setMaxListeners)
+  limits = null
+  if (hook === null) return
+  if (proto.addListener === hook.wrappedAdd) proto.addListener = /** @type {any} */ (hook.addListener)
+  if (proto.on === hook.wrappedOn) proto.on = /** @type {any} */ (hook.on)
+  if (proto.prependListener === hook.wrappedPrepend) proto.prependListener = /** @type {any} */ (hook.prependListener)
+  hook = null
+}
+
+/**
+ * Keeps the 'warning' listener in place (an app may remove all of them) and switches to watching every addition when
+ * the default limit no longer warns by the lowest threshold.
+ */
+function review () {
+  if (watchers.size === 0) return
+  if (!process.listeners('warning').includes(onWarning)) process.on('warning', onWarning)
+  if (hook === null && !warnsBy(EventEmitter.defaultMaxListeners)) watchEveryAddition()
+}
+
+/**
+ * Whether an emitter with this limit warns by the time its listeners reach the lowest threshold (Node warns at one
+ * past the limit; 0 turns it off).
+ * @param {unknown} limit
+ */
+function warnsBy (limit) {
+  return typeof limit === 'number' && limit > 0 && limit <= lowest
+}
+
+/**
+ * @param {Function} original
+ * @returns {Function}
+ */
+function wrapSetMaxListeners (original) {
+  /**
+   * An emitter that will not warn in time from now on: only watching every addition can see it grow.
+   * @this {EventEmitter}
+   * @param {number} n
+   */
+  function setMaxListenersWatched (n) {
+    const result = original.call(this, n)
+    if (hook === null && watchers.size > 0 && !warnsBy(n)) watchEveryAddition()
+    return result
+  }
+  return setMaxListenersWatched
+}
+
+/** @param {any} warning */
+function onWarning (warning) {
+  try {
+    if (warning === null || typeof warning !== 'object' || warning.name !== 'MaxListenersExceededWarning') return
+    // EventTarget's warning (Node 20 only) names a `target`, not an `emitter`: not ours.
+    const emitter = warning.emitter
+    if (emitter === null || typeof emitter !== 'object' || typeof warning.count !== 'number') return
+    const stack = warningFrames(warning.stack)
+    const site = firstUserSite(stack)
+    for (const w of watchers) w.warned(emitter, warning.type, warning.count, stack, site)
+    // A stack cut short (Error.stackTraceLimit) has no adding site: the next checkpoint will capture one.
+    if (site === null && hook === null) watchEveryAddition()
+  } catch {}
+}
+
+/**
+ * The frames of a warning's stack from the call that added the listener: Node's own frames that raise it are dropped.
+ * @param {unknown} stack
+ * @returns {string[]}
+ */
+function warningFrames (stack) {
+  const frames = []
+  for (const line of typeof stack === 'string' ? stack.split('\n') : []) {
+    const t = line.trim()
+    if (!t.startsWith('at ')) continue
+    const frame = t.slice(3)
+    const site = parseFrame(frame)
+    if (frames.length === 0 && site !== null && isInternal(site.file)) continue
+    frames.push(frame)
+  }
+  return frames
+}
+
+/**
+ * Wraps the add-listener primitives: from now on every listener added in the process is counted against the
+ * threshold, whatever the emitter's limit says.
+ */
+function watchEveryAddition () {
   if (hook !== null) return
   const addListener = proto.addListener
   const on = proto.on
@@ -167,20 +318,6 @@ function subscribe (watcher) {
   proto.addListener = /** @type {any} */ (wrappedAdd)
   proto.on = /** @type {any} */ (wrappedOn)
   proto.prependListener = /** @type {any} */ (wrappedPrepend)
-}
-
-/** @param {ListenerWatcher} watcher */
-function unsubscribe (watcher) {
-  watchers.delete(watcher)
-  lowest = Infinity
-  for (const w of watchers) lowest = Math.min(lowest, w.threshold)
-  if (watchers.size > 0 || hook === null) return
-  // Restore only what is still ours: if something wrapped our wrapper since, removing it would drop theirs too;
-  // our wrapper then stays in place and does nothing (no watchers).
-  if (proto.addListener === hook.wrappedAdd) proto.addListener = /** @type {any} */ (hook.addListener)
-  if (proto.on === hook.wrappedOn) proto.on = /** @type {any} */ (hook.on)
-  if (proto.prependListener === hook.wrappedPrepend) proto.prependListener = /** @type {any} */ (hook.prependListener)
-  hook = null
 }
 
 /**

@@ -57,8 +57,16 @@ export function firstUserSite (frames) {
   for (const frame of frames) {
     const site = parseFrame(frame)
     if (site === null) continue
-    if (site.file.startsWith('node:') || site.file.startsWith('internal/') || site.file.startsWith(OWN)) continue
+    if (isInternal(site.file)) continue
     return site
   }
   return null
+}
+
+/**
+ * Whether a frame's file is Node's internals or hotpath itself.
+ * @param {string} file
+ */
+export function isInternal (file) {
+  return file.startsWith('node:') || file.startsWith('internal/') || file.startsWith(OWN)
 }
