@@ -99,7 +99,7 @@ test('while Node\'s own warning can tell, nothing is wrapped, and the leak is st
   }
 })
 
-test('a limit raised past the threshold, the default limit turned off, or a stack cut short: every addition is watched', () => {
+test('a default limit past the threshold wraps EventEmitter.prototype; one emitter\'s raised limit watches that emitter only', () => {
   const watcher = new ListenerWatcher()
   const saved = { limit: EventEmitter.defaultMaxListeners, trace: Error.stackTraceLimit }
   watcher.start()
@@ -117,19 +117,27 @@ test('a limit raised past the threshold, the default limit turned off, or a stac
   assert.equal(watcher.watchingEveryAddition, false)
 
   const raised = new ListenerWatcher()
+  const { on } = EventEmitter.prototype
   raised.start()
+  const em = new RequestCache().setMaxListeners(0)
   try {
-    const em = new EventEmitter().setMaxListeners(0)
-    assert.equal(raised.watchingEveryAddition, true, 'setMaxListeners(0)')
+    assert.equal(raised.watchingEveryAddition, false, 'setMaxListeners(0) concerns one emitter')
+    assert.equal(EventEmitter.prototype.on, on)
     for (let i = 0; i < 10; i++) em.on('tick', () => i) // RAISED-SITE
-    const [g] = raised.snapshot()
-    assert.equal(g?.site?.line, lineOf('// RAISED-SITE'))
+    const other = new EventEmitter().setMaxListeners(50)
+    for (let i = 0; i < 30; i++) other.on('tock', () => i) // TOCK-SITE
+    const found = raised.snapshot()
+    assert.deepEqual(found.map(g => [g.emitter, g.event, g.count]), [['EventEmitter', 'tock', 30], ['RequestCache', 'tick', 10]])
+    assert.equal(found[1].site?.line, lineOf('// RAISED-SITE'))
+    assert.equal(found[0].site?.line, lineOf('// TOCK-SITE'), 'a limit of 50 over a threshold of 10')
+    assert.deepEqual(em.eventNames(), ['newListener', 'tick'])
   } finally {
     raised.stop()
   }
+  assert.deepEqual(em.eventNames(), ['tick'], 'stop() takes the watcher\'s own listener off')
 })
 
-test('a warning whose stack has no frame of the app switches to watching every addition, which finds the site', async () => {
+test('a warning whose stack has no frame of the app has that emitter watched, which finds the site', async () => {
   const watcher = new ListenerWatcher()
   const saved = Error.stackTraceLimit
   watcher.start()
@@ -139,7 +147,7 @@ test('a warning whose stack has no frame of the app switches to watching every a
     for (let i = 0; i < 11; i++) em.on('data', () => i)
     Error.stackTraceLimit = saved
     await sleep(5) // warnings arrive on the next tick
-    assert.equal(watcher.watchingEveryAddition, true)
+    assert.equal(watcher.watchingEveryAddition, false, 'only that emitter is watched')
     assert.equal(watcher.snapshot()[0]?.site, null)
     for (let i = 11; i < 20; i++) em.on('data', () => i) // CUT-SITE
     const [g] = watcher.snapshot()

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events'
-import { captureStack, firstUserSite, isInternal, parseFrame } from './stack.js'
+import { captureStack, firstUserSite, fromCaller } from './stack.js'
 import { positiveOption } from './warn.js'
 
 /** @typedef {import('./stack.js').Site} Site */
@@ -21,11 +21,13 @@ import { positiveOption } from './warn.js'
  * It costs the process nothing per added listener while Node's own MaxListenersExceededWarning will tell: that warning
  * is raised inside the `on()` call that passes an emitter's limit (10 by default), with the emitter, the event, the
  * count and the stack of the adding call, and it reaches every 'warning' listener whatever --no-warnings or
- * --disable-warning say (those only silence the printing). Where the warning cannot tell — the default limit is off
- * (`defaultMaxListeners = Infinity`, the post-mortem's "fix") or above the threshold, an emitter's limit is raised
- * past it with setMaxListeners(), or a warning's stack is cut short by `Error.stackTraceLimit` — it switches to
- * watching every add-listener call (see `watchEveryAddition`) for as long as it runs. Not seen: an emitter whose
- * `_maxListeners` was raised before the watcher started, or written directly.
+ * --disable-warning say (those only silence the printing). Where it cannot tell, the watcher looks at additions itself:
+ * - an emitter whose limit is raised past the threshold or turned off with setMaxListeners() (libraries do it to their
+ *   own emitters), or whose warning's stack was cut short by `Error.stackTraceLimit`, gets a 'newListener' listener of
+ *   its own: that emitter's additions are checked, no other's;
+ * - when the default limit is off or above the threshold (`defaultMaxListeners = Infinity`, the post-mortem's "fix"),
+ *   every emitter is concerned, and EventEmitter.prototype's add-listener methods are wrapped (`watchingEveryAddition`).
+ * Not seen: an emitter whose `_maxListeners` was raised before the watcher started, or assigned directly.
  */
 export class ListenerWatcher {
   #threshold
@@ -102,7 +104,7 @@ export class ListenerWatcher {
     if (!isCheckpoint(count, this.#threshold)) return
     const g = this.#record(emitter, event, count)
     if (g.site === null) {
-      const stack = captureStack(above)
+      const stack = fromCaller(captureStack(above))
       g.stack = stack
       g.site = firstUserSite(stack)
     }
@@ -199,6 +201,14 @@ let lowest = Infinity
 let hook = null
 /** @type {{ setMaxListeners: Function, wrapped: Function } | null} */
 let limits = null
+// Node's own add, captured before anything wraps it: the watcher's 'newListener' listeners must not count themselves.
+const addListener = proto.addListener
+const removeListener = proto.removeListener
+/** Emitters that got a 'newListener' listener, to take it off again when the last watcher stops. */
+/** @type {WeakSet<EventEmitter>} */
+let watched = new WeakSet()
+/** @type {WeakRef<EventEmitter>[]} */
+let watchedRefs = []
 
 /** @param {ListenerWatcher} watcher */
 function subscribe (watcher) {
@@ -220,6 +230,12 @@ function unsubscribe (watcher) {
   for (const w of watchers) lowest = Math.min(lowest, w.threshold)
   if (watchers.size > 0) return
   process.removeListener('warning', onWarning)
+  for (const ref of watchedRefs) {
+    const emitter = ref.deref()
+    if (emitter !== undefined) removeListener.call(emitter, 'newListener', onNewListener)
+  }
+  watched = new WeakSet()
+  watchedRefs = []
   // Restore only what is still ours: if something wrapped our wrapper since, removing it would drop theirs too;
   // our wrapper then stays in place and does nothing (no watchers).
   if (limits !== null && proto.setMaxListeners === limits.wrapped) proto.setMaxListeners = /** @type {any} */ (limits.setMaxListeners)
@@ -256,13 +272,13 @@ function warnsBy (limit) {
  */
 function wrapSetMaxListeners (original) {
   /**
-   * An emitter that will not warn in time from now on: only watching every addition can see it grow.
+   * An emitter that will not warn in time from now on: its additions are watched.
    * @this {EventEmitter}
    * @param {number} n
    */
   function setMaxListenersWatched (n) {
     const result = original.call(this, n)
-    if (hook === null && watchers.size > 0 && !warnsBy(n)) watchEveryAddition()
+    if (watchers.size > 0 && !warnsBy(n)) watchEmitter(this)
     return result
   }
   return setMaxListenersWatched
@@ -275,16 +291,17 @@ function onWarning (warning) {
     // EventTarget's warning (Node 20 only) names a `target`, not an `emitter`: not ours.
     const emitter = warning.emitter
     if (emitter === null || typeof emitter !== 'object' || typeof warning.count !== 'number') return
-    const stack = warningFrames(warning.stack)
+    // Node's own frames that raise the warning are dropped: the stack starts at the adding call.
+    const stack = fromCaller(warningFrames(warning.stack))
     const site = firstUserSite(stack)
     for (const w of watchers) w.warned(emitter, warning.type, warning.count, stack, site)
-    // A stack cut short (Error.stackTraceLimit) has no adding site: the next checkpoint will capture one.
-    if (site === null && hook === null) watchEveryAddition()
+    // A stack cut short (Error.stackTraceLimit) has no adding site: the emitter's next checkpoint will capture one.
+    if (site === null) watchEmitter(emitter)
   } catch {}
 }
 
 /**
- * The frames of a warning's stack from the call that added the listener: Node's own frames that raise it are dropped.
+ * A warning's stack as frames.
  * @param {unknown} stack
  * @returns {string[]}
  */
@@ -292,13 +309,36 @@ function warningFrames (stack) {
   const frames = []
   for (const line of typeof stack === 'string' ? stack.split('\n') : []) {
     const t = line.trim()
-    if (!t.startsWith('at ')) continue
-    const frame = t.slice(3)
-    const site = parseFrame(frame)
-    if (frames.length === 0 && site !== null && isInternal(site.file)) continue
-    frames.push(frame)
+    if (t.startsWith('at ')) frames.push(t.slice(3))
   }
   return frames
+}
+
+/**
+ * Watches one emitter's additions through its own 'newListener' event, which Node emits inside the adding call, just
+ * before the listener is added: the rest of the process pays nothing.
+ * @param {EventEmitter} emitter
+ */
+function watchEmitter (emitter) {
+  if (hook !== null || watched.has(emitter)) return
+  try {
+    addListener.call(emitter, 'newListener', onNewListener)
+    watched.add(emitter)
+    watchedRefs = watchedRefs.filter(ref => ref.deref() !== undefined)
+    watchedRefs.push(new WeakRef(emitter))
+  } catch {}
+}
+
+/**
+ * @this {EventEmitter}
+ * @param {string | symbol} type
+ */
+function onNewListener (type) {
+  if (hook !== null || type === 'newListener') return
+  // The listener is not in yet: it will make one more.
+  const list = /** @type {any} */ (this)._events?.[type]
+  const count = (typeof list === 'function' ? 1 : typeof list === 'object' && list !== null ? list.length : 0) + 1
+  if (count >= lowest) grew(this, type, count, onNewListener)
 }
 
 /**
@@ -307,14 +347,14 @@ function warningFrames (stack) {
  */
 function watchEveryAddition () {
   if (hook !== null) return
-  const addListener = proto.addListener
+  const add = proto.addListener
   const on = proto.on
   const prependListener = proto.prependListener
-  const wrappedAdd = wrap(addListener)
+  const wrappedAdd = wrap(add)
   // `on` and `addListener` are one function in Node; keep them one so identity checks still hold.
-  const wrappedOn = on === addListener ? wrappedAdd : wrap(on)
+  const wrappedOn = on === add ? wrappedAdd : wrap(on)
   const wrappedPrepend = wrap(prependListener)
-  hook = { addListener, on, prependListener, wrappedAdd, wrappedOn, wrappedPrepend }
+  hook = { addListener: add, on, prependListener, wrappedAdd, wrappedOn, wrappedPrepend }
   proto.addListener = /** @type {any} */ (wrappedAdd)
   proto.on = /** @type {any} */ (wrappedOn)
   proto.prependListener = /** @type {any} */ (wrappedPrepend)

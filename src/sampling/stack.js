@@ -64,6 +64,19 @@ export function firstUserSite (frames) {
 }
 
 /**
+ * The frames from the first one outside Node and hotpath on: a stack taken inside Node's event code starts there.
+ * @param {string[]} frames
+ * @returns {string[]}
+ */
+export function fromCaller (frames) {
+  const i = frames.findIndex(frame => {
+    const site = parseFrame(frame)
+    return site === null || !isInternal(site.file)
+  })
+  return i <= 0 ? frames : frames.slice(i)
+}
+
+/**
  * Whether a frame's file is Node's internals or hotpath itself.
  * @param {string} file
  */
