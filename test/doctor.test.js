@@ -111,6 +111,30 @@ test('io: an API waiting on a slow upstream through a 5-socket agent', async () 
   const caller = d.culprits[0]
   assert.equal(caller.file, 'examples/io/server.js')
   assert.equal(caller.line, await lineOf('examples/io/server.js', 'http.get('), 'the outgoing call comes first')
+  // blamed for the time requests wait on the call it makes, named after the function it runs in
+  assert.equal(caller.measure, 'waits')
+  assert.equal(caller.label, '(anonymous in fetchPrice)')
+  assert.match(caller.reason, /^waits on GET http:\/\/127\.0\.0\.1:\d+\/price\/:id: [\d,]+ calls, [\d.]+ ms each/)
+  assert.ok(caller.share > 0.5 && caller.share <= 1, `share ${caller.share}`)
+  const wait = evidence(d, 'outgoing-wait')
+  assert.ok(wait?.decisive, 'the wait is decisive evidence')
+  assert.ok(d.recommendations.some((/** @type {string} */ r) => /waiting on GET http:\/\/127\.0\.0\.1:\d+\/price\/:id .*called at examples\/io\/server\.js:\d+/.test(r)), d.recommendations.join('\n'))
+})
+
+test('io through fetch(): the call site and the endpoint it waits on, with ids and query folded', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
+  const json = join(dir, 'd.json')
+  const r = await hotpath(['doctor', '-c', '8', '-d', '3', '--no-progress', '--save', join(dir, 'run'), '--json', json, '--', process.execPath, 'test/fixtures/servers/fetch-upstream.js'], { env: { PORT: '0' }, timeout: 60000 })
+  assert.equal(r.code, 0, r.stderr)
+  const d = JSON.parse(await readFile(json, 'utf8'))
+  assert.equal(d.category, 'io')
+  const caller = d.culprits[0]
+  assert.equal(caller.measure, 'waits')
+  assert.equal(caller.function, 'loadProfile')
+  assert.equal(caller.file, 'test/fixtures/servers/fetch-upstream.js')
+  assert.equal(caller.line, await lineOf('test/fixtures/servers/fetch-upstream.js', 'await fetch('))
+  assert.match(caller.reason, /^waits on GET http:\/\/127\.0\.0\.1:\d+\/profiles\/:id: /)
+  assert.match(r.stdout, /1\. loadProfile {2}test\/fixtures\/servers\/fetch-upstream\.js:\d+ {2}\(\d+% of request time, waiting, app\)/)
 })
 
 test('requests are counted as the server saw them, and their time on the server follows (http and https)', async () => {

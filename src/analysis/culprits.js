@@ -4,6 +4,7 @@ import { findAllocationCulprits, findCulprits } from '../profile/culprits.js'
 import { appRootOf, displayPath } from './paths.js'
 import { readRunProfile } from './run-data.js'
 import { THRESHOLDS } from './rules.js'
+import { formatMs } from '../report/format.js'
 
 /**
  * @typedef {object} Culprit
@@ -14,7 +15,8 @@ import { THRESHOLDS } from './rules.js'
  * @property {number} line 1-based
  * @property {number} share 0..1 of the CPU (or of sampled allocations, for `measure: 'allocations'`)
  * @property {'app' | 'dependency' | 'node' | 'v8'} kind
- * @property {'cpu' | 'allocations' | 'listeners'} measure what `share` is a share of
+ * @property {'cpu' | 'allocations' | 'listeners' | 'waits'} measure what `share` is a share of (`waits`: of the
+ *   requests' time on the server, spent waiting on an outgoing call made there)
  * @property {string} [reason] why it is blamed, in words
  * @property {{ function: string, label?: string, file: string, line: number, kind: string, share: number }[]} [calls] where
  *   its time goes
@@ -76,6 +78,23 @@ export function collectCulprits (data, signals, category, opts = {}) {
       measure: 'listeners',
       reason: `adds a listener for '${leak.event}' to ${leak.emitter} on every request (${leak.count.toLocaleString('en-US')} by the end of the load); each emit runs them all`
     })
+  }
+  // A server that waits is to blame where it makes the calls it waits on, those that take a real part of its time.
+  if (category === 'io') {
+    for (const o of signals.outgoing) {
+      if (out.length >= 2 || o.share < THRESHOLDS.waitShare || o.site === null) continue
+      const anonymous = o.site.function.startsWith('(anonymous')
+      out.push({
+        function: anonymous ? '(anonymous)' : o.site.function,
+        ...(anonymous && o.site.function !== '(anonymous)' ? { label: o.site.function } : {}),
+        file: o.site.file,
+        line: o.site.line,
+        share: o.share,
+        kind: /\bnode_modules\b/.test(o.site.file) ? 'dependency' : 'app',
+        measure: 'waits',
+        reason: `waits on ${o.target}: ${o.calls.toLocaleString('en-US')} calls, ${formatMs(o.meanMs)} each on average (max ${formatMs(o.maxMs)})${o.failed > 0 ? `, ${o.failed.toLocaleString('en-US')} failed` : ''}`
+      })
+    }
   }
   const ordered = category === 'gc' || category === 'memory-leak'
     ? [...allocations, ...cpu]

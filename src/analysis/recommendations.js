@@ -15,7 +15,7 @@ import { dominantGc, THRESHOLDS } from './rules.js'
  */
 export function recommend (category, s, culprits, run) {
   // The code that burns the CPU (or allocates), not the place a leaking listener is added: that gets its own advice.
-  const top = culprits.find(c => c.kind === 'app' && c.measure !== 'listeners') ?? culprits.find(c => c.measure !== 'listeners')
+  const top = culprits.find(c => c.kind === 'app' && c.measure !== 'listeners' && c.measure !== 'waits') ?? culprits.find(c => c.measure !== 'listeners' && c.measure !== 'waits')
   const where = top ? `${top.label ?? top.function} (${top.file}:${top.line})` : null
   const command = run.command.join(' ')
   /** @type {string[]} */
@@ -27,6 +27,10 @@ export function recommend (category, s, culprits, run) {
       out.push(`See where the time goes: hotpath flame -- ${command}`)
       break
     case 'io': {
+      for (const o of s.outgoing) {
+        if (o.share < THRESHOLDS.waitShare) continue
+        out.push(`Requests spend ${Math.round(o.share * 100)}% of their time waiting on ${o.target} (${formatMs(o.meanMs)} a call${o.perRequest >= 1.05 ? `, ${o.perRequest.toFixed(1)} calls a request` : ''})${o.site ? `, called at ${o.site.file}:${o.site.line}` : ''}: cache its answers, make the upstream faster, or call it in parallel with the other work of the request.`)
+      }
       out.push('Find what requests wait for: outgoing HTTP calls, database queries, file reads. Time them, cache what can be cached, and run independent calls in parallel.')
       for (const a of s.agents) {
         out.push(`Outgoing requests queue in ${a.agent}: raise its maxSockets (now ${a.maxSockets}) or use a keep-alive agent sized for the concurrency you need; ${a.maxQueued} requests waited for a socket.`)

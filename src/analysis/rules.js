@@ -44,6 +44,8 @@ export const THRESHOLDS = {
   waitingCores: 0.5,
   /** listeners for one event on one emitter */
   listeners: 100,
+  /** share of the requests' server time spent waiting on one outgoing call for it to be evidence (and, for io, to blame) */
+  waitShare: 0.2,
   /** cores' worth of CPU used by other processes during the run, above which the figures may be distorted */
   otherCores: 0.5
 }
@@ -267,6 +269,18 @@ export function collectEvidence (s, category) {
       verdict: leak.site ? `leak: added at ${leak.site.file}:${leak.site.line}` : 'leak'
     })
     decisive.add('listener-growth')
+  }
+  for (const o of s.outgoing.slice(0, 3)) {
+    if (o.share < THRESHOLDS.waitShare) continue
+    list.push({
+      signal: 'outgoing-wait',
+      label: `waiting on ${o.target}`,
+      value: round(o.share),
+      unit: 'ratio',
+      threshold: THRESHOLDS.waitShare,
+      verdict: `${o.calls.toLocaleString('en-US')} calls of ${formatMs(o.meanMs)}${o.site ? `, made at ${o.site.file}:${o.site.line}` : ''}`
+    })
+    if (category === 'io') decisive.add('outgoing-wait')
   }
   for (const a of s.agents) {
     list.push({

@@ -13,6 +13,7 @@ import { correctUtilization } from './profile-utilization.js'
  * @property {{ time: number, port: number, address: string }[]} listening
  * @property {any[]} listeners the latest listener-growth snapshot
  * @property {{ time: number, agents: any[] }[]} agents every agent-pool snapshot
+ * @property {{ time: number, outgoing: any[] }[]} outgoing every snapshot of outgoing calls (counts since the start)
  * @property {{ cpu?: string, heapAllocations?: string, heapRetained?: string }} profiles file names in the run directory:
  *   the CPU profile of the load window, and heap samples of every allocation (first part) and of survivors (the rest)
  * @property {boolean} exited the probe saw the thread exit
@@ -72,7 +73,7 @@ export function readRun (dir) {
  */
 function readThread (file) {
   /** @type {ThreadRecord} */
-  const t = { pid: 0, threadId: 0, hello: {}, samples: [], listening: [], listeners: [], agents: [], profiles: {}, exited: false, clock: null }
+  const t = { pid: 0, threadId: 0, hello: {}, samples: [], listening: [], listeners: [], agents: [], outgoing: [], profiles: {}, exited: false, clock: null }
   /** @type {unknown[]} */
   const gcTrace = []
   for (const line of readFileSync(file, 'utf8').split('\n')) {
@@ -104,6 +105,9 @@ function readThread (file) {
         break
       case 'agents':
         if (Array.isArray(e.agents)) t.agents.push(e)
+        break
+      case 'outgoing':
+        if (Array.isArray(e.outgoing) && typeof e.time === 'number') t.outgoing.push(e)
         break
       case 'profiles':
         for (const k of /** @type {const} */ (['cpu', 'heapAllocations', 'heapRetained'])) {

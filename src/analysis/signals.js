@@ -36,6 +36,19 @@ import { linearFit, mean } from './stats.js'
  */
 
 /**
+ * @typedef {object} OutgoingSignal
+ * @property {string} target `GET http://host:port/path/:id`
+ * @property {number} calls started in the window
+ * @property {number} finished
+ * @property {number} failed
+ * @property {number} meanMs from the call to the end of its response
+ * @property {number} maxMs
+ * @property {number} perRequest calls per request served
+ * @property {number} share of the serving processes' request time (requests × server time) spent waiting on it
+ * @property {{ function: string, file: string, line: number } | null} site where the app makes the call
+ */
+
+/**
  * @typedef {object} Signals
  * @property {{ start: number, end: number, seconds: number }} window
  * @property {number} port
@@ -53,6 +66,8 @@ import { linearFit, mean } from './stats.js'
  * @property {{ trend: HeapTrend | null, heapUsed: number, heapLimit: number, rss: number, perRequest: number | null }} memory
  * @property {any[]} listeners listener growth seen in the serving processes, most first, with pid
  * @property {{ agent: string, maxSockets: number, maxQueued: number, maxInUse: number }[]} agents outgoing pools that queued or filled
+ * @property {OutgoingSignal[]} outgoing outgoing HTTP calls made by the serving processes during the window, the
+ *   longest waited on first
  * @property {ThreadSummary[]} threads every thread that sampled during the window
  * @property {number | null} otherCores cores' worth of CPU that processes other than hotpath and the target used during
  *   the window (null when the run did not record it): a busy machine distorts every figure
@@ -192,6 +207,7 @@ export function computeSignals (data) {
       })))
       .sort((a, b) => b.count - a.count),
     agents: agentPressure(data.threads.filter(t => servingPids.has(t.pid)), start, end),
+    outgoing: outgoingCalls(data, data.threads.filter(t => servingPids.has(t.pid)), start, end, finished, Math.max(littleMs, cpuPerRequestMs)),
     otherCores: otherCores(data, samplesOf, seconds),
     threads: data.threads.map(t => summarize(t, samplesOf(t), servingKeys.has(key(t)), port, seconds, roleOf(t, data.threads))).filter(t => t.samples > 0)
   }
@@ -315,6 +331,68 @@ function agentPressure (threads, start, end) {
     }
   }
   return [...byAgent.values()].filter(a => a.maxQueued > 0 || a.maxInUse >= a.maxSockets).sort((a, b) => b.maxQueued - a.maxQueued)
+}
+
+/**
+ * The outgoing calls of the window: each thread's counts (kept since it started) at the window's end less those at
+ * its start.
+ * @param {RunData} data
+ * @param {ThreadRecord[]} threads
+ * @param {number} start
+ * @param {number} end
+ * @param {number} requests finished on the loaded port in the window
+ * @param {number} serverTimeMs per request
+ * @returns {OutgoingSignal[]}
+ */
+function outgoingCalls (data, threads, start, end, requests, serverTimeMs) {
+  /** @type {Map<string, { target: string, calls: number, finished: number, failed: number, totalMs: number, maxMs: number, site: any }>} */
+  const byTarget = new Map()
+  for (const t of threads) {
+    // Counts at the last snapshot before the load and the first after it (snapshots come once a second while calls
+    // are made), scaled by the window over the span they cover.
+    const i = t.outgoing.findLastIndex(snap => snap.time <= start)
+    const before = i >= 0 ? t.outgoing[i] : null
+    const j = t.outgoing.findIndex(snap => snap.time >= end)
+    const after = j >= 0 ? t.outgoing[j] : t.outgoing.at(-1)
+    if (after === undefined || after === before) continue
+    const scale = Math.min(1, (end - start) / Math.max(1, after.time - (before?.time ?? start)))
+    /** @type {Map<string, any>} */
+    const baseline = new Map((before?.outgoing ?? []).map(o => [String(o.target), o]))
+    /** @type {Map<string, number>} */
+    const longest = new Map()
+    for (const snap of t.outgoing.slice(i + 1, j >= 0 ? j + 1 : undefined)) {
+      for (const o of snap.outgoing) longest.set(String(o.target), Math.max(longest.get(String(o.target)) ?? 0, Number(o.maxMs) || 0))
+    }
+    const cwd = String(t.hello.cwd ?? data.run.cwd)
+    for (const o of after.outgoing) {
+      const target = String(o.target)
+      const b = baseline.get(target)
+      const diff = (/** @type {string} */ k) => Math.max(0, (Number(o[k]) || 0) - (Number(b?.[k]) || 0)) * scale
+      const entry = byTarget.get(target) ?? { target, calls: 0, finished: 0, failed: 0, totalMs: 0, maxMs: 0, site: null }
+      entry.calls += diff('started')
+      entry.finished += diff('finished')
+      entry.failed += diff('failed')
+      entry.totalMs += diff('totalMs')
+      entry.maxMs = Math.max(entry.maxMs, longest.get(target) ?? 0)
+      if (entry.site === null && o.site) entry.site = { function: String(o.site.function || '(anonymous)'), file: displayPath(String(o.site.file), cwd), line: Number(o.site.line) || 0 }
+      byTarget.set(target, entry)
+    }
+  }
+  const requestMs = requests * serverTimeMs
+  return [...byTarget.values()]
+    .filter(e => e.calls > 0)
+    .map(e => ({
+      target: e.target,
+      calls: Math.round(e.calls),
+      finished: Math.round(e.finished),
+      failed: Math.round(e.failed),
+      meanMs: e.finished > 0 ? e.totalMs / e.finished : 0,
+      maxMs: e.maxMs,
+      perRequest: requests > 0 ? e.calls / requests : 0,
+      share: requestMs > 0 ? Math.min(1, e.totalMs / requestMs) : 0,
+      site: e.site
+    }))
+    .sort((a, b) => b.share - a.share || b.calls - a.calls)
 }
 
 /**

@@ -6,6 +6,7 @@ import { isMainThread, threadId } from 'node:worker_threads'
 import { Sampler } from '../sampling/sampler.js'
 import { ListenerWatcher } from '../sampling/listeners.js'
 import { AgentWatcher } from '../sampling/agents.js'
+import { OutgoingWatcher } from '../sampling/outgoing.js'
 import { startCpuProfile, startGcTrace, startHeapSampling } from '../profile/capture.js'
 import { traceEventKind } from '../sampling/gc.js'
 import { RequestTracker } from './requests.js'
@@ -43,6 +44,7 @@ export class Probe {
     this.requests = new RequestTracker()
     this.listeners = new ListenerWatcher()
     this.agents = new AgentWatcher()
+    this.outgoing = new OutgoingWatcher()
     this.sampler = new Sampler({
       interval: options.interval,
       // Node's delay monitor ticks every `resolution` ms, waking an idle loop each time: at 1 ms that cost a half-loaded
@@ -76,6 +78,7 @@ export class Probe {
     this.flushTimer = null
     this.lastListeners = ''
     this.lastAgents = ''
+    this.lastOutgoing = ''
   }
 
   /**
@@ -112,6 +115,7 @@ export class Probe {
       this.requests.start()
       this.listeners.start()
       this.agents.start()
+      this.outgoing.start()
       this.sampler.start()
     }
     this.flushTimer = setInterval(() => this.flush(), 1000)
@@ -152,6 +156,14 @@ export class Probe {
       if (a !== this.lastAgents) {
         this.lastAgents = a
         this.log.write({ type: 'agents', time: Date.now(), agents })
+      }
+    }
+    const outgoing = this.outgoing.snapshot()
+    if (outgoing.length > 0) {
+      const o = JSON.stringify(outgoing)
+      if (o !== this.lastOutgoing) {
+        this.lastOutgoing = o
+        this.log.write({ type: 'outgoing', time: Date.now(), outgoing })
       }
     }
   }

@@ -1,5 +1,5 @@
 import { relative } from 'node:path'
-import { formatBytes, formatCount, formatMs, formatPercent, table } from './format.js'
+import { culpritShare, formatBytes, formatCount, formatMs, formatPercent, formatValue, table } from './format.js'
 
 /** @typedef {import('../analysis/diagnose.js').Diagnosis} Diagnosis */
 
@@ -32,7 +32,7 @@ export function formatDiagnosis (d, opts = {}) {
   if (d.culprits.length > 0) {
     lines.push('Culprits')
     d.culprits.forEach((c, i) => {
-      const share = c.measure === 'allocations' ? `${formatPercent(c.share, 0)} of allocations` : c.measure === 'listeners' ? 'listener leak' : `${formatPercent(c.share, 0)} of CPU`
+      const share = culpritShare(c)
       lines.push(`  ${i + 1}. ${c.label ?? c.function}  ${c.file}:${c.line}  (${share}, ${c.kind})`)
       if (c.reason) lines.push(`     ${c.reason}`)
       const calls = (c.calls ?? []).filter(k => k.share >= 0.02).slice(0, 2)
@@ -79,19 +79,4 @@ export function formatDiagnosis (d, opts = {}) {
   const dir = opts.cwd ? relative(opts.cwd, d.run.dir) || '.' : d.run.dir
   lines.push(`Run saved in ${dir} (re-analyse: hotpath doctor --analyse ${dir})`)
   return lines.join('\n') + '\n'
-}
-
-/**
- * @param {number} value
- * @param {string} unit
- */
-function formatValue (value, unit) {
-  switch (unit) {
-    case 'ms': return formatMs(value)
-    case 'ratio': return formatPercent(value, value < 0.1 ? 1 : 0)
-    case 'B/s': return formatBytes(value, '/s')
-    case 'req/s': return formatCount(value)
-    case 'cores': return `${value.toFixed(1)} cores`
-    default: return `${formatCount(value)}${unit ? ` ${unit}` : ''}`
-  }
 }

@@ -74,3 +74,31 @@ function displayWidth (s) {
   // eslint-disable-next-line no-control-regex
   return s.replace(/\x1b\[[0-9;]*m/g, '').length
 }
+
+/**
+ * What a culprit's share is of, in words: `42% of CPU`, `30% of allocations`, `listener leak`.
+ * @param {{ share: number, measure?: string }} c
+ * @param {string} [allocations] how to call the allocations measured (a retained-heap profile says what stays alive)
+ */
+export function culpritShare (c, allocations = 'allocations') {
+  if (c.measure === 'listeners') return 'listener leak'
+  if (c.measure === 'waits') return `${formatPercent(c.share, 0)} of request time, waiting`
+  return `${formatPercent(c.share, 0)} of ${c.measure === 'allocations' ? allocations : 'CPU'}`
+}
+
+/**
+ * A value in the unit the diagnosis gives it.
+ * @param {number} value
+ * @param {string} unit
+ */
+export function formatValue (value, unit) {
+  switch (unit) {
+    case 'ms': return formatMs(value)
+    case 'ratio': return formatPercent(value, value < 0.1 ? 1 : 0)
+    case 'B/s': return formatBytes(value, '/s')
+    case 'B': return formatBytes(value)
+    case 'req/s': return formatCount(value)
+    case 'cores': return `${value.toFixed(1)} cores`
+    default: return `${formatCount(value)}${unit ? ` ${unit}` : ''}`
+  }
+}

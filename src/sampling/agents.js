@@ -29,13 +29,13 @@ export class AgentWatcher {
   start () {
     if (this.#active) return
     this.#active = true
-    subscribe(this)
+    watchAgentRequests(this)
   }
 
   stop () {
     if (!this.#active) return
     this.#active = false
-    unsubscribe(this)
+    unwatchAgentRequests(this)
   }
 
   /**
@@ -109,10 +109,16 @@ function countLists (lists) {
   return n
 }
 
-// One hook on http.Agent.prototype.addRequest, shared by every active watcher.
+/**
+ * @typedef {object} AgentRequestWatcher
+ * @property {(agent: http.Agent, queued: number, request: unknown) => void} saw called inside http.request() (so
+ *   the caller's frames are on the stack) once the agent has taken the request
+ */
+
+// One hook on http.Agent.prototype.addRequest, shared by every active watcher (pools here, outgoing calls too).
 /** @type {any} */
 const proto = http.Agent.prototype
-/** @type {Set<AgentWatcher>} */
+/** @type {Set<AgentRequestWatcher>} */
 const watchers = new Set()
 /** @type {Set<WeakRef<object>>} */
 const agents = new Set()
@@ -121,8 +127,8 @@ const known = new WeakSet()
 /** @type {{ original: Function, wrapped: Function } | null} */
 let hook = null
 
-/** @param {AgentWatcher} watcher */
-function subscribe (watcher) {
+/** @param {AgentRequestWatcher} watcher */
+export function watchAgentRequests (watcher) {
   watchers.add(watcher)
   if (hook !== null) return
   const original = proto.addRequest
@@ -140,7 +146,7 @@ function subscribe (watcher) {
         agents.add(new WeakRef(this))
       }
       const queued = countLists(this.requests)
-      for (const w of watchers) w.saw(this, queued)
+      for (const w of watchers) w.saw(this, queued, args[0])
     } catch {}
     return result
   }
@@ -148,8 +154,8 @@ function subscribe (watcher) {
   proto.addRequest = addRequestWatched
 }
 
-/** @param {AgentWatcher} watcher */
-function unsubscribe (watcher) {
+/** @param {AgentRequestWatcher} watcher */
+export function unwatchAgentRequests (watcher) {
   watchers.delete(watcher)
   if (watchers.size > 0 || hook === null) return
   // Restore only what is still ours (see listeners.js): a wrapper someone put over ours stays, ours goes idle.

@@ -4,7 +4,7 @@ import { compareResults } from '../../load/compare.js'
 import { VERSION } from '../../version.js'
 import { CHART_THRESHOLDS, keyFigures, loadTables } from './doctor.js'
 import {
-  CATEGORY_TITLE, esc, formatBytes, formatCount, formatMs, formatPercent, formatValue, htmlDocument, htmlTable
+  CATEGORY_TITLE, culpritShare, esc, formatBytes, formatCount, formatMs, formatValue, htmlDocument, htmlTable
 } from './page.js'
 import { formatChange, relativeChange, runFigures } from './run-figures.js'
 import { loadOnlySeries, runSeries } from './series.js'
@@ -77,7 +77,7 @@ function runCard (r, side) {
   <p class="hr-muted">${esc(r.label)}</p>
 </section>`
   }
-  const culprits = d.culprits.slice(0, 3).map(c => `<li><span class="hr-c-fn">${esc(c.label ?? c.function)}</span> <span class="hr-c-where">${esc(c.file)}:${esc(c.line)}</span> <span class="hr-muted">${esc(c.measure === 'listeners' ? 'listener leak' : `${formatPercent(c.share, 0)} of ${c.measure === 'allocations' ? 'allocations' : 'CPU'}`)}</span></li>`).join('')
+  const culprits = d.culprits.slice(0, 3).map(c => `<li><span class="hr-c-fn">${esc(c.label ?? c.function)}</span> <span class="hr-c-where">${esc(c.file)}:${esc(c.line)}</span> <span class="hr-muted">${esc(culpritShare(c))}</span></li>`).join('')
   return `<section class="hr-verdict hr-cat-${esc(d.category)}"><div class="hr-side">${esc(side)}</div>
   <div class="hr-badge">${esc(CATEGORY_TITLE[d.category] ?? d.category)}</div>
   <p class="hr-summary">${esc(d.summary)}</p>

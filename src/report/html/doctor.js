@@ -4,7 +4,7 @@
 import { THRESHOLDS } from '../../analysis/rules.js'
 import { VERSION } from '../../version.js'
 import {
-  CATEGORY_TITLE, esc, formatBytes, formatCount, formatMs, formatPercent, formatValue, htmlDocument, htmlTable
+  CATEGORY_TITLE, culpritShare, esc, formatBytes, formatCount, formatMs, formatPercent, formatValue, htmlDocument, htmlTable
 } from './page.js'
 import { readRunProfile } from '../../analysis/run-data.js'
 import { reportProfiles } from './profiles.js'
@@ -165,9 +165,7 @@ function culpritsSection (d, profiles) {
   }
   const linked = profiles.cpu !== null || profiles.heap !== null
   const items = d.culprits.map((c, i) => {
-    const share = c.measure === 'allocations'
-      ? `${formatPercent(c.share, 0)} of ${profiles.heapKind === 'retained' ? 'what stays alive' : 'allocations'}`
-      : c.measure === 'listeners' ? 'listener leak' : `${formatPercent(c.share, 0)} of CPU`
+    const share = culpritShare(c, profiles.heapKind === 'retained' ? 'what stays alive' : 'allocations')
     const calls = (c.calls ?? []).filter(k => k.share >= 0.02).slice(0, 3)
     const bar = c.measure === 'listeners' ? '' : `<span class="hr-bar"><span style="width:${Math.round(Math.min(1, c.share) * 100)}%"></span></span>`
     return `<li class="hr-culprit${linked ? ' hr-linked' : ''}" data-culprit="${i}"${linked ? ' tabindex="0" role="button" title="show it in the flame graph"' : ''}>

@@ -1,9 +1,9 @@
 // Pieces shared by the report pages: the document around the content, escaping, and number formatting.
-import { formatBytes, formatCount, formatMs, formatPercent } from '../format.js'
+import { culpritShare, formatBytes, formatCount, formatMs, formatPercent, formatValue } from '../format.js'
 import { scriptJson } from '../flame/html.js'
 import { reportAssets } from './assets.js'
 
-export { formatBytes, formatCount, formatMs, formatPercent }
+export { culpritShare, formatBytes, formatCount, formatMs, formatPercent, formatValue }
 
 /**
  * Escapes text for HTML content and attribute values.
@@ -43,23 +43,6 @@ window.hotpathReport = window.HotpathReport.init(JSON.parse(document.getElementB
 </body>
 </html>
 `
-}
-
-/**
- * A value in the unit the diagnosis gives it.
- * @param {number} value
- * @param {string} unit
- */
-export function formatValue (value, unit) {
-  switch (unit) {
-    case 'ms': return formatMs(value)
-    case 'ratio': return formatPercent(value, value < 0.1 ? 1 : 0)
-    case 'B/s': return formatBytes(value, '/s')
-    case 'B': return formatBytes(value)
-    case 'req/s': return formatCount(value)
-    case 'cores': return `${value.toFixed(1)} cores`
-    default: return `${formatCount(value)}${unit ? ` ${unit}` : ''}`
-  }
 }
 
 /**
