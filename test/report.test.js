@@ -206,6 +206,18 @@ test('gc and memory-leak: an allocation culprit opens the allocation flame graph
   assert.ok(checked >= 1, 'at least one of gc and memory-leak blamed allocations')
 })
 
+test('io: the call requests wait on is the first culprit; a click explains instead of zooming elsewhere', { skip }, async () => {
+  const r = /** @type {NonNullable<ReturnType<typeof reports.get>>} */ (reports.get('io'))
+  assert.equal(r.diagnosis.culprits[0].measure, 'waits')
+  const { page, errors } = await openReport(r.html)
+  assert.match(await page.textContent('.hr-culprit[data-culprit="0"]') ?? '', /\d+% of request time, waiting[\s\S]*waits on GET http:\/\/127\.0\.0\.1:\d+\/price\/:id/)
+  await page.click('.hr-culprit[data-culprit="0"]')
+  assert.equal((await page.evaluate(() => /** @type {any} */ (window).hotpathReport.flame().stats())).zoomed, null)
+  assert.match(await page.textContent('.hr-culprit[data-culprit="0"] .hr-c-note') ?? '', /wait on the call it makes, which costs no CPU/)
+  assert.deepEqual(errors, [])
+  await page.close()
+})
+
 test('cluster and worker threads: a selector shows all of them, each process and each thread', { skip }, async () => {
   for (const example of ['cluster', 'worker-threads']) {
     const r = /** @type {NonNullable<ReturnType<typeof reports.get>>} */ (reports.get(example))

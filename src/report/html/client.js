@@ -200,6 +200,14 @@
       const note = li ? /** @type {HTMLElement} */ (li.querySelector('.hr-c-note')) : null
       for (const other of document.querySelectorAll('.hr-culprit.hr-active')) other.classList.remove('hr-active')
       if (li) li.classList.add('hr-active')
+      // Waiting costs no CPU: a box near its line would be some other function's (the response callback, often).
+      if (c.measure === 'waits') {
+        if (note) {
+          note.hidden = false
+          note.textContent = whyMissing(c, true)
+        }
+        return false
+      }
       const kind = c.measure === 'allocations' && data.flame && data.flame.heap ? 'heap' : 'cpu'
       const graph = showFlame(kind) || showFlame(kind === 'cpu' ? 'heap' : 'cpu')
       // A function V8 ran inlined has no box of its own: its time is drawn in its caller's, where the click goes.
