@@ -38,21 +38,24 @@ export class OutgoingWatcher {
   #inFlight = new WeakMap()
   #active = false
 
+  // Channel subscribers must not throw: diagnostics_channel rethrows a subscriber's error as an uncaught exception.
   constructor () {
     /** @param {any} message */
-    this.onHttpFinish = (message) => this.#end(message?.request, false)
+    this.onHttpFinish = (message) => this.#end(message, false)
     /** @param {any} message */
-    this.onHttpError = (message) => this.#end(message?.request, true)
+    this.onHttpError = (message) => this.#end(message, true)
     /** @param {any} message */
     this.onFetchCreate = (message) => {
-      const r = message?.request
-      if (r === null || typeof r !== 'object') return
-      this.#begin(r, String(r.method ?? 'GET'), String(r.origin ?? ''), String(r.path ?? '/'), this.onFetchCreate)
+      try {
+        const r = message?.request
+        if (r === null || typeof r !== 'object') return
+        this.#begin(r, String(r.method ?? 'GET'), String(r.origin ?? ''), String(r.path ?? '/'), this.onFetchCreate)
+      } catch {}
     }
     /** @param {any} message */
-    this.onFetchEnd = (message) => this.#end(message?.request, false)
+    this.onFetchEnd = (message) => this.#end(message, false)
     /** @param {any} message */
-    this.onFetchError = (message) => this.#end(message?.request, true)
+    this.onFetchError = (message) => this.#end(message, true)
   }
 
   start () {
@@ -135,22 +138,25 @@ export class OutgoingWatcher {
   }
 
   /**
-   * @param {unknown} request
+   * @param {any} message a channel's message: `{ request, … }`
    * @param {boolean} failed
    */
-  #end (request, failed) {
-    if (request === null || typeof request !== 'object') return
-    const call = this.#inFlight.get(request)
-    if (call === undefined) return
-    this.#inFlight.delete(request)
-    if (failed) {
-      call.calls.failed++
-      return
-    }
-    const ms = performance.now() - call.start
-    call.calls.finished++
-    call.calls.totalMs += ms
-    if (ms > call.calls.maxMs) call.calls.maxMs = ms
+  #end (message, failed) {
+    try {
+      const request = message?.request
+      if (request === null || typeof request !== 'object') return
+      const call = this.#inFlight.get(request)
+      if (call === undefined) return
+      this.#inFlight.delete(request)
+      if (failed) {
+        call.calls.failed++
+        return
+      }
+      const ms = performance.now() - call.start
+      call.calls.finished++
+      call.calls.totalMs += ms
+      if (ms > call.calls.maxMs) call.calls.maxMs = ms
+    } catch {}
   }
 }
 
