@@ -89,7 +89,9 @@ async function cost () {
       const bestPeerRps = Math.max(...TOOLS.filter(t => !t.name.startsWith('hotpath')).map(t => median(by[t.name].rps)))
       console.log(`-c 100 -p ${p}, ${duration} s × ${rounds} rounds (medians)`)
       for (const t of TOOLS) {
-        console.log(`  ${t.name.padEnd(20)} ${fmt(median(by[t.name].usPerRequest)).padStart(6)} µs CPU/request   ${Math.round(median(by[t.name].rps)).toLocaleString('en-US').padStart(8)} req/s served`)
+        const us = by[t.name].usPerRequest
+        const spread = rounds > 1 ? ` (${fmt(Math.min(...us))}–${fmt(Math.max(...us))})` : ''
+        console.log(`  ${t.name.padEnd(20)} ${fmt(median(us)).padStart(6)} µs CPU/request${spread.padEnd(14)} ${Math.round(median(by[t.name].rps)).toLocaleString('en-US').padStart(8)} req/s served`)
       }
       console.log(`  CPU per request: hotpath/autocannon = ${fmt(hp / ac)} (goal ≤ 0.60)` +
         (haveWrk ? `, hotpath/wrk = ${fmt(hp / median(by.wrk.usPerRequest))}` : ''))

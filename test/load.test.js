@@ -348,6 +348,26 @@ test('runs split across machines merge into one: counts add, histograms add exac
   }
 })
 
+test('reads are coalesced only where the wait is small beside the latency, and the result says by how much', async () => {
+  const slow = await httpServer((req, res) => setTimeout(() => ok(res), 20))
+  try {
+    const r = await load({ url: slow.url, connections: 10, duration: 1 })
+    assert.ok(r.hotpath.maxNapUs > 0 && r.hotpath.maxNapUs <= 50, `nap ${r.hotpath.maxNapUs} µs on 20 ms responses`)
+    assert.ok(r.latency.min >= 18.5, `min ${r.latency.min}`)
+    assert.equal(r.errors, 0)
+  } finally {
+    await slow.close()
+  }
+  const fast = await httpServer((req, res) => ok(res))
+  try {
+    // responses in well under 200 µs (0 on a quiet machine): a 50 µs nap would be a large part of each latency
+    const r = await load({ url: fast.url, connections: 1, duration: 0.5 })
+    assert.ok(r.hotpath.maxNapUs <= 0.06 * r.latency.p99 * 1000, `nap ${r.hotpath.maxNapUs} µs, p99 ${r.latency.p99} ms`)
+  } finally {
+    await fast.close()
+  }
+})
+
 test('busy-poll mode measures the same, and goes back to sleep when responses stop', async () => {
   const server = await httpServer((req, res) => ok(res))
   try {

@@ -123,7 +123,10 @@ export class Connection {
     this.parser.execute(data, length)
     // The requests that replace this read's responses go out in the same callback, within a microsecond or two of
     // the read: its time stamps them too, which saves a clock read per request (~0.5% of the generator's CPU).
-    if (this.completedInRead > 0) runner.refill(this, this.readAt)
+    if (this.completedInRead > 0) {
+      runner.refill(this, this.readAt)
+      runner.coalescer?.afterRead()
+    }
   }
 
   // ResponseSink, called by the parser
@@ -143,8 +146,9 @@ export class Connection {
     this.completedInRead++
     const runner = this.runner
     const sentAt = this.sentAt[slot]
+    const now = this.readAt
+    runner.coalescer?.observe(now - sentAt)
     if (runner.recording && sentAt >= runner.measureStart) {
-      const now = this.readAt
       runner.recorder.record(now - this.intendedAt[slot], now - sentAt, status)
     }
     if (willClose) {

@@ -22,6 +22,7 @@ import { createHistogram, encodeHistogram, LatencyHistogram } from './histogram.
  * @property {string} histogram latency in µs; under --rate measured from each request's intended send time
  * @property {string | null} uncorrectedHistogram under --rate, latency from the actual send time
  * @property {Bin[]} series
+ * @property {number} [maxNapUs] the longest nap between reads (see read-coalescer.js): the most it added to a latency
  */
 
 /**

@@ -61,6 +61,8 @@ import { VERSION } from '../version.js'
  * @property {Summary | null} uncorrectedLatency under --rate, latency from actual send times (ms)
  * @property {number} reconnects
  * @property {Record<string, number>} errorKinds
+ * @property {number} maxNapUs the longest the generator let responses gather between reads (µs): the most it added to
+ *   any latency; 0 when it never did (see read-coalescer.js)
  * @property {Shard} shard everything measured, with encoded HDR histograms (µs) and the per-second series
  */
 
@@ -95,7 +97,8 @@ export function mergeShards (shards) {
     uncorrectedHistogram: uncorrected.length === 0
       ? null
       : encodeAndFree(mergeEncoded(uncorrected.map(s => /** @type {string} */ (s.uncorrectedHistogram)))),
-    series: mergeSeries(shards, start)
+    series: mergeSeries(shards, start),
+    maxNapUs: Math.max(...shards.map(s => s.maxNapUs ?? 0))
   }
 }
 
@@ -218,6 +221,7 @@ export function buildResult (shard, meta) {
       uncorrectedLatency: uncorrected === null ? null : summarize(uncorrected),
       reconnects: counts.reconnects,
       errorKinds: shard.errorKinds,
+      maxNapUs: shard.maxNapUs ?? 0,
       shard
     }
   }

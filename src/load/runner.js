@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import { Connection } from './connection.js'
+import { COALESCE_ADJUST_MS, ReadCoalescer } from './read-coalescer.js'
 import { Recorder } from './recorder.js'
 import { RequestCycle } from './requests.js'
 
@@ -74,6 +75,8 @@ export class Runner {
     /** @type {(shard: import('./recorder.js').Shard) => void} */
     this.resolve = () => {}
     this.busyPoll = plan.busyPoll
+    /** naps between reads so that one wake-up reads many responses; a busy-polling thread never sleeps at all */
+    this.coalescer = plan.busyPoll ? null : new ReadCoalescer()
     this.lastRead = 0
     this.spinning = false
     this.spin = () => {
@@ -100,6 +103,8 @@ export class Runner {
     for (let i = 0; i < this.plan.connections; i++) this.connections.push(new Connection(this, i))
     const timeoutMs = this.plan.timeout * 1000
     this.timers.push(setInterval(() => this.watchdog(timeoutMs), Math.max(10, Math.min(1000, timeoutMs / 4))))
+    const coalescer = this.coalescer
+    if (coalescer) this.timers.push(setInterval(() => coalescer.adjust(), COALESCE_ADJUST_MS))
     if (this.plan.warmup > 0) {
       this.timers.push(setTimeout(() => this.startMeasuring(), this.plan.warmup * 1000))
     } else {
@@ -276,6 +281,7 @@ export class Runner {
     for (const t of this.timers) clearTimeout(t)
     if (this.tickTimer) clearTimeout(this.tickTimer)
     const shard = this.recorder.finish(epochNow())
+    shard.maxNapUs = Math.round((this.coalescer?.maxNapMs ?? 0) * 1000)
     this.recording = false
     for (const conn of this.connections) conn.socket?.destroy()
     this.resolve(shard)
