@@ -40,6 +40,8 @@ export function formatLoadResult (r) {
         (rate.missed > 0 ? ` (${formatCount(rate.missed)} requests were due but no connection was free; try more connections)` : '') + '.')
     lines.push('Latency is measured from each request\'s intended send time (coordinated omission corrected); "uncorrected" is from the actual send.')
   }
+  const nap = r.hotpath.maxNapUs ?? 0 // results saved before read batching have none
+  if (nap > 0) lines.push(`Reads batched: the generator napped up to ${formatCount(nap)} µs between reads (at most 6% of the median latency); latencies include it.`)
   if (r.hotpath.options.machines > 1) lines.push(`Merged from ${r.hotpath.options.machines} results.`)
   return lines.join('\n') + '\n'
 }
