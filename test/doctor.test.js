@@ -108,17 +108,27 @@ test('io: an API waiting on a slow upstream through a 5-socket agent', async () 
   const queue = evidence(d, 'agent-queue')
   assert.ok(queue && queue.value > 0, 'requests waiting for a socket are evidence')
   assert.match(queue.verdict, /maxSockets 5/)
-  const caller = d.culprits[0]
+  // The pool first, where it is created with its limit: requests queue there longer than their call takes.
+  const pool = d.culprits[0]
+  assert.equal(pool.file, 'examples/io/server.js')
+  assert.equal(pool.line, await lineOf('examples/io/server.js', 'new http.Agent('), 'the pool comes first')
+  assert.equal(pool.label, 'new Agent')
+  assert.equal(pool.measure, 'waits')
+  assert.deepEqual(pool.wait.pool.limit, { key: 'maxSockets', value: 5 })
+  assert.equal(pool.wait.pool.connections, 5)
+  assert.ok(pool.wait.queue.msPerWait > 1, `requests queue for a socket: ${pool.wait.queue.msPerWait} ms`)
+  // Then the call, blamed for the time requests wait on it, named after the function it runs in.
+  const caller = d.culprits[1]
   assert.equal(caller.file, 'examples/io/server.js')
-  assert.equal(caller.line, await lineOf('examples/io/server.js', 'http.get('), 'the outgoing call comes first')
-  // blamed for the time requests wait on the call it makes, named after the function it runs in
+  assert.equal(caller.line, await lineOf('examples/io/server.js', 'http.get('), 'the outgoing call comes next')
   assert.equal(caller.measure, 'waits')
   assert.equal(caller.label, '(anonymous in fetchPrice)')
-  assert.match(caller.reason, /^waits on GET http:\/\/127\.0\.0\.1:\d+\/price\/:id: [\d,]+ calls, [\d.]+ ms each/)
+  assert.match(caller.reason, /^waits on http GET \/price\/:id at 127\.0\.0\.1:\d+: 1 round trip a request, [\d.]+ ms each/)
+  assert.equal(caller.wait.resource.type, 'http')
   assert.ok(caller.share > 0.5 && caller.share <= 1, `share ${caller.share}`)
-  const wait = evidence(d, 'outgoing-wait')
+  const wait = evidence(d, 'wait')
   assert.ok(wait?.decisive, 'the wait is decisive evidence')
-  assert.ok(d.recommendations.some((/** @type {string} */ r) => /waiting on GET http:\/\/127\.0\.0\.1:\d+\/price\/:id .*called at examples\/io\/server\.js:\d+/.test(r)), d.recommendations.join('\n'))
+  assert.ok(d.recommendations.some((/** @type {string} */ r) => /pool created at examples\/io\/server\.js:\d+ with maxSockets: 5 is too small/.test(r)), d.recommendations.join('\n'))
 })
 
 test('io through fetch(): the call site and the endpoint it waits on, with ids and query folded', async () => {
@@ -133,7 +143,7 @@ test('io through fetch(): the call site and the endpoint it waits on, with ids a
   assert.equal(caller.function, 'loadProfile')
   assert.equal(caller.file, 'test/fixtures/servers/fetch-upstream.js')
   assert.equal(caller.line, await lineOf('test/fixtures/servers/fetch-upstream.js', 'await fetch('))
-  assert.match(caller.reason, /^waits on GET http:\/\/127\.0\.0\.1:\d+\/profiles\/:id: /)
+  assert.match(caller.reason, /^waits on http GET \/profiles\/:id at 127\.0\.0\.1:\d+: /)
   assert.match(r.stdout, /1\. loadProfile {2}test\/fixtures\/servers\/fetch-upstream\.js:\d+ {2}\(\d+% of request time, waiting, app\)/)
 })
 

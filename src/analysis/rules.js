@@ -47,7 +47,13 @@ export const THRESHOLDS = {
   /** share of the requests' server time spent waiting on one outgoing call for it to be evidence (and, for io, to blame) */
   waitShare: 0.2,
   /** cores' worth of CPU used by other processes during the run, above which the figures may be distorted */
-  otherCores: 0.5
+  otherCores: 0.5,
+  /** share of the traced requests' time spent in waits at known lines that shows a server waiting, its loop under busy */
+  waitedShare: 0.5,
+  /** waits per request at one line, one after another, that make an N+1 */
+  sequentialWaits: 3,
+  /** ms a request waits for a pooled connection before its round trip for the pool to be evidence */
+  poolQueueMs: 1
 }
 
 /**
@@ -100,13 +106,16 @@ export const RULES = [
   {
     category: 'io',
     // waiting on something outside the process — not on its own busy worker threads
-    holds: (s) => s.loop.utilization < THRESHOLDS.idle &&
+    // The loop idles; or, where the probe traced the requests' waits and found most of their time in them, it is
+    // not saturated (a machine busy with the server's own database makes its loop read half busy).
+    holds: (s) => (s.loop.utilization < THRESHOLDS.idle || (s.waits.attributed >= THRESHOLDS.waitedShare && s.loop.utilization < THRESHOLDS.busy)) &&
       s.helpers.utilization < THRESHOLDS.busy &&
       s.cpu.percent < THRESHOLDS.waitingCores * s.servingProcesses &&
       s.requests.serverTimeMean >= THRESHOLDS.serverTime &&
       s.cpu.perRequestMs <= THRESHOLDS.cpuOfServerTime * s.requests.serverTimeMean,
     decisive: ['server-time', 'event-loop-utilization'],
     summary: (s) => `The server is waiting on I/O: requests take ${formatMs(s.requests.serverTimeMean)} on the server but only ${formatMs(s.cpu.perRequestMs)} of CPU, and the event loop is idle ${formatPercent(1 - s.loop.utilization, 0)} of the time.` +
+      topWaitSentence(s) +
       (s.agents.length > 0 ? ` Outgoing requests queued for a free socket in ${s.agents[0].agent} (maxSockets ${s.agents[0].maxSockets}).` : '')
   },
   {
@@ -129,6 +138,31 @@ function isLeak (s) {
     return t.t >= 2 * THRESHOLDS.leakT && t.growth >= 2 * THRESHOLDS.leakBytes && t.growth >= THRESHOLDS.leakRatio * t.start
   }
   return t.t >= THRESHOLDS.leakT && t.growth >= THRESHOLDS.leakBytes && t.growth >= THRESHOLDS.leakRatio * t.start
+}
+
+/**
+ * Where the requests wait most, when one line takes a real part of their time.
+ * @param {Signals} s
+ */
+function topWaitSentence (s) {
+  const w = s.waits.sites[0]
+  if (w === undefined || w.share < THRESHOLDS.waitShare) return ''
+  const queued = w.queue && w.pool && w.queue.msPerWait >= THRESHOLDS.poolQueueMs
+    ? `, ${formatPercent(w.queue.msPerWait / Math.max(w.msPerWait, 1e-9), 0)} of it queueing for one of the ${w.pool.connections} connections ${w.pool.site ? `of the pool created at ${w.pool.site.file}:${w.pool.site.line}` : `to ${w.pool.endpoint}`}`
+    : ''
+  return ` Most of it (${formatPercent(w.share, 0)}) is spent at ${w.site.file}:${w.site.line} waiting on ${w.resource.name} (${waitCounts(w)})${queued}.`
+}
+
+/**
+ * `1 round trip a request, 14.2 ms each` / `20 one after another a request, 1.98 ms each`.
+ * @param {import('./waits.js').WaitSignal} w
+ */
+export function waitCounts (w) {
+  const n = w.perRequest
+  const noun = w.msPerTrip !== null ? (Math.abs(n - 1) < 0.05 ? 'round trip' : 'round trips') : (Math.abs(n - 1) < 0.05 ? 'wait' : 'waits')
+  const count = n >= 10 ? Math.round(n).toString() : n.toFixed(1).replace(/\.0$/, '')
+  const how = w.sequential ? ' one after another' : w.parallel ? ' at once' : ''
+  return `${count} ${noun}${how} a request, ${formatMs(w.msPerWait)} each`
 }
 
 /**
@@ -248,6 +282,17 @@ export function collectEvidence (s, category) {
       verdict: 'busy machine: every figure may be distorted; run again on a quiet one'
     })
   }
+  if (s.backends !== null && s.backends.cores >= 0.05) {
+    const names = [...new Set(s.backends.processes.map(p => `${p.name} :${p.port}`))].slice(0, 3).join(', ')
+    list.push({
+      signal: 'backend-cpu',
+      label: `CPU of the local backends (${names})`,
+      value: round(s.backends.cores, 2),
+      unit: 'cores',
+      threshold: null,
+      verdict: 'what the server waits on, on this machine: not counted as other processes'
+    })
+  }
   if (s.helpers.count > 0) {
     list.push({
       signal: 'worker-thread-utilization',
@@ -270,8 +315,10 @@ export function collectEvidence (s, category) {
     })
     decisive.add('listener-growth')
   }
+  const waitLines = new Set(s.waits.sites.filter(w => w.share >= THRESHOLDS.waitShare).map(w => `${w.site.file}:${w.site.line}`))
   for (const o of s.outgoing.slice(0, 3)) {
-    if (o.share < THRESHOLDS.waitShare) continue
+    // A call the wait tracer found at its line is told there, with more.
+    if (o.share < THRESHOLDS.waitShare || (o.site && waitLines.has(`${o.site.file}:${o.site.line}`))) continue
     list.push({
       signal: 'outgoing-wait',
       label: `waiting on ${o.target}`,
@@ -281,6 +328,50 @@ export function collectEvidence (s, category) {
       verdict: `${o.calls.toLocaleString('en-US')} calls of ${formatMs(o.meanMs)}${o.site ? `, made at ${o.site.file}:${o.site.line}` : ''}`
     })
     if (category === 'io') decisive.add('outgoing-wait')
+  }
+  for (const w of s.waits.sites.slice(0, 3)) {
+    if (w.share < THRESHOLDS.waitShare) continue
+    list.push({
+      signal: 'wait',
+      label: `waiting at ${w.site.file}:${w.site.line}`,
+      value: round(w.share),
+      unit: 'ratio',
+      threshold: THRESHOLDS.waitShare,
+      verdict: `${w.resource.name}: ${waitCounts(w)}`
+    })
+    if (category === 'io') decisive.add('wait')
+    if (w.sequential) {
+      list.push({
+        signal: 'sequential-waits',
+        label: `waits one after another at ${w.site.file}:${w.site.line}`,
+        value: round(w.sequential.perRequest, 1),
+        unit: 'per request',
+        threshold: THRESHOLDS.sequentialWaits,
+        verdict: `N+1${w.sequential.loop ? ` from ${w.sequential.loop.file}:${w.sequential.loop.line}` : ''}: one batched call would save ~${formatMs(w.sequential.savedMs)} a request`
+      })
+      if (category === 'io') decisive.add('sequential-waits')
+    }
+    if (w.queue && w.queue.msPerWait >= THRESHOLDS.poolQueueMs) {
+      list.push({
+        signal: 'pool-queue',
+        label: `queueing for a connection to ${w.pool?.endpoint ?? w.resource.target}`,
+        value: round(w.queue.msPerWait),
+        unit: 'ms',
+        threshold: THRESHOLDS.poolQueueMs,
+        verdict: `${w.pool ? `pool of ${w.pool.connections} connection${w.pool.connections === 1 ? '' : 's'}, ${w.pool.busy} busy at once` : 'pool full'}; the query itself takes ${formatMs(w.msPerTrip ?? 0)}`
+      })
+      if (category === 'io') decisive.add('pool-queue')
+    }
+  }
+  if (s.waits.traced > 0) {
+    list.push({
+      signal: 'waits-traced',
+      label: 'requests traced for waits',
+      value: s.waits.traced,
+      unit: 'requests',
+      threshold: null,
+      verdict: `${formatPercent(s.waits.attributed, 0)} of their ${formatMs(s.waits.meanMs)} spent in waits at known lines`
+    })
   }
   for (const a of s.agents) {
     list.push({

@@ -14,11 +14,24 @@ import { correctUtilization } from './profile-utilization.js'
  * @property {any[]} listeners the latest listener-growth snapshot
  * @property {{ time: number, agents: any[] }[]} agents every agent-pool snapshot
  * @property {{ time: number, outgoing: any[] }[]} outgoing every snapshot of outgoing calls (counts since the start)
+ * @property {{ time: number, ops: import('../sampling/sockets.js').TripStats[], endpoints: import('../sampling/sockets.js').EndpointStats[] }[]} sockets
+ *   every snapshot of client-socket round trips (counts since the start)
+ * @property {{ endpoint: string, pool: import('../sampling/pools.js').PoolSite }[]} pools where the app created the
+ *   pools behind its connections, as last seen
+ * @property {WaitData} waits the traced requests and what they waited on
  * @property {{ cpu?: string, heapAllocations?: string, heapRetained?: string }} profiles file names in the run directory:
  *   the CPU profile of the load window, and heap samples of every allocation (first part) and of survivors (the rest)
  * @property {boolean} exited the probe saw the thread exit
  * @property {import('./profile-utilization.js').Clock | null} clock both clocks when the load began, to place the CPU
  *   profile among the samples
+ */
+
+/**
+ * @typedef {object} WaitData
+ * @property {import('../sampling/waits.js').WaitRecord[]} traces
+ * @property {Map<number, import('../sampling/waits.js').WaitSite>} sites
+ * @property {Map<number, string[]>} resources [type, operation, target]
+ * @property {Map<number, string>} kinds
  */
 
 /**
@@ -73,7 +86,7 @@ export function readRun (dir) {
  */
 function readThread (file) {
   /** @type {ThreadRecord} */
-  const t = { pid: 0, threadId: 0, hello: {}, samples: [], listening: [], listeners: [], agents: [], outgoing: [], profiles: {}, exited: false, clock: null }
+  const t = { pid: 0, threadId: 0, hello: {}, samples: [], listening: [], listeners: [], agents: [], outgoing: [], sockets: [], pools: [], waits: { traces: [], sites: new Map(), resources: new Map(), kinds: new Map() }, profiles: {}, exited: false, clock: null }
   /** @type {unknown[]} */
   const gcTrace = []
   for (const line of readFileSync(file, 'utf8').split('\n')) {
@@ -109,6 +122,15 @@ function readThread (file) {
       case 'outgoing':
         if (Array.isArray(e.outgoing) && typeof e.time === 'number') t.outgoing.push(e)
         break
+      case 'sockets':
+        if (Array.isArray(e.ops) && Array.isArray(e.endpoints) && typeof e.time === 'number') t.sockets.push(e)
+        break
+      case 'pools':
+        if (Array.isArray(e.pools)) t.pools = e.pools
+        break
+      case 'waits':
+        addWaits(t.waits, e)
+        break
       case 'profiles':
         for (const k of /** @type {const} */ (['cpu', 'heapAllocations', 'heapRetained'])) {
           if (typeof e[k] === 'string') t.profiles[k] = e[k]
@@ -125,6 +147,27 @@ function readThread (file) {
   spreadCpu(t.samples)
   if (t.clock !== null && gcTrace.length > 0) addTracedGc(t.samples, gcTrace, t.clock)
   return t.pid > 0 ? t : null
+}
+
+/**
+ * Adds a 'waits' event (traced requests, and the sites, resources and kinds they first named) to a thread's record.
+ * @param {WaitData} waits
+ * @param {any} e
+ */
+function addWaits (waits, e) {
+  for (const [id, site] of Array.isArray(e.sites) ? e.sites : []) {
+    if (Number.isInteger(id) && site !== null && typeof site === 'object' && typeof site.file === 'string') waits.sites.set(id, site)
+  }
+  for (const [id, r] of Array.isArray(e.resources) ? e.resources : []) {
+    if (Number.isInteger(id) && Array.isArray(r)) waits.resources.set(id, r.map(String))
+  }
+  for (const [id, k] of Array.isArray(e.kinds) ? e.kinds : []) {
+    if (Number.isInteger(id)) waits.kinds.set(id, String(k))
+  }
+  for (const trace of Array.isArray(e.traces) ? e.traces : []) {
+    if (trace === null || typeof trace !== 'object' || typeof trace.time !== 'number' || typeof trace.ms !== 'number' || !Array.isArray(trace.spans)) continue
+    waits.traces.push({ time: trace.time, ms: trace.ms, spans: trace.spans.filter((/** @type {unknown} */ s) => Array.isArray(s) && s.length >= 9 && s.every(Number.isFinite)) })
+  }
 }
 
 /**

@@ -1,5 +1,6 @@
 import { displayPath } from './paths.js'
 import { linearFit, mean } from './stats.js'
+import { computeWaits } from './waits.js'
 
 /** @typedef {import('./run-data.js').RunData} RunData */
 /** @typedef {import('./run-data.js').ThreadRecord} ThreadRecord */
@@ -68,9 +69,13 @@ import { linearFit, mean } from './stats.js'
  * @property {{ agent: string, maxSockets: number, maxQueued: number, maxInUse: number }[]} agents outgoing pools that queued or filled
  * @property {OutgoingSignal[]} outgoing outgoing HTTP calls made by the serving processes during the window, the
  *   longest waited on first
+ * @property {import('./waits.js').WaitSignals} waits where the traced requests of the serving threads waited
  * @property {ThreadSummary[]} threads every thread that sampled during the window
- * @property {number | null} otherCores cores' worth of CPU that processes other than hotpath and the target used during
- *   the window (null when the run did not record it): a busy machine distorts every figure
+ * @property {number | null} otherCores cores' worth of CPU that processes other than hotpath, the target and its
+ *   backends used during the window (null when the run did not record it): a busy machine distorts every figure
+ * @property {{ cores: number, processes: { pid: number, name: string, cpuMs: number, port: number }[] } | null} backends
+ *   the processes on this machine that listen where the serving processes' client sockets connect (a database, a
+ *   cache) and their children, with the cores' worth of CPU they used: what the server waits on, not a busy machine
  */
 
 /**
@@ -152,6 +157,7 @@ export function computeSignals (data) {
 
   const trends = serving.map(t => heapTrend(samplesOf(t), start)).filter(t => t !== null)
   const trend = combineTrends(/** @type {HeapTrend[]} */ (trends))
+  const backends = localBackends(data, data.threads.filter(t => servingPids.has(t.pid)), seconds)
   const last = serving.map(t => samplesOf(t).at(-1)).filter(s => s !== undefined)
   const heapUsed = last.reduce((a, s) => a + s.memory.heapUsed, 0)
   const heapLimit = serving.reduce((a, t) => a + (Number(t.hello.heapLimit) || 0), 0)
@@ -208,7 +214,9 @@ export function computeSignals (data) {
       .sort((a, b) => b.count - a.count),
     agents: agentPressure(data.threads.filter(t => servingPids.has(t.pid)), start, end),
     outgoing: outgoingCalls(data, data.threads.filter(t => servingPids.has(t.pid)), start, end, finished, Math.max(littleMs, cpuPerRequestMs)),
-    otherCores: otherCores(data, samplesOf, seconds),
+    waits: computeWaits(serving, start, end, data.run.cwd),
+    otherCores: otherCores(data, samplesOf, seconds, backends),
+    backends,
     threads: data.threads.map(t => summarize(t, samplesOf(t), servingKeys.has(key(t)), port, seconds, roleOf(t, data.threads))).filter(t => t.samples > 0)
   }
 }
@@ -298,15 +306,62 @@ function combineTrends (trends) {
  * @param {RunData} data
  * @param {(t: ThreadRecord) => Sample[]} samplesOf
  * @param {number} seconds
+ * @param {Signals['backends']} backends
  */
-function otherCores (data, samplesOf, seconds) {
+function otherCores (data, samplesOf, seconds, backends) {
   const host = data.run.host
   if (!host) return null
   let targetMs = 0
   for (const t of data.threads) {
     if (t.threadId === 0) for (const s of samplesOf(t)) targetMs += s.cpu.user + s.cpu.system
   }
-  return Math.max(0, host.busyMs - host.ownCpuMs - targetMs) / (seconds * 1000)
+  const backendMs = (backends?.cores ?? 0) * seconds * 1000
+  return Math.max(0, host.busyMs - host.ownCpuMs - targetMs - backendMs) / (seconds * 1000)
+}
+
+const LOCAL = /^(127\.\d+\.\d+\.\d+|\[::1\]|\[::ffff:127\.\d+\.\d+\.\d+\]|localhost):(\d+)$/
+
+/**
+ * The machine's processes that serve the target's client sockets: those listening on a local port the serving
+ * processes connected to, and their children (PostgreSQL serves each connection from a child of its postmaster).
+ * @param {RunData} data
+ * @param {ThreadRecord[]} threads the serving processes' threads
+ * @param {number} seconds
+ * @returns {Signals['backends']}
+ */
+function localBackends (data, threads, seconds) {
+  const processes = data.run.host?.processes
+  if (!Array.isArray(processes) || processes.length === 0) return null
+  /** @type {Set<number>} */
+  const ports = new Set()
+  for (const t of threads) {
+    for (const snap of t.sockets) {
+      for (const e of snap.endpoints) {
+        const m = LOCAL.exec(String(e.endpoint))
+        if (m) ports.add(Number(m[2]))
+      }
+    }
+  }
+  if (ports.size === 0) return null
+  /** @type {Map<number, number>} pid → the port its family serves */
+  const serving = new Map()
+  for (const p of processes) {
+    const port = (p.listens ?? []).find(x => ports.has(x))
+    if (port !== undefined) serving.set(p.pid, port)
+  }
+  // Children of a backend that listen on nothing of their own: PostgreSQL serves each connection from such a child.
+  for (let round = 0; round < 2; round++) {
+    for (const p of processes) {
+      if (!serving.has(p.pid) && serving.has(p.ppid) && (p.listens ?? []).length === 0) serving.set(p.pid, /** @type {number} */ (serving.get(p.ppid)))
+    }
+  }
+  if (serving.size === 0) return null
+  const list = processes.filter(p => serving.has(p.pid)).map(p => ({ pid: p.pid, name: p.name, cpuMs: p.cpuMs, port: /** @type {number} */ (serving.get(p.pid)) }))
+  // A parent's time includes the children it reaped during the window, whole lives of them: never more than the
+  // machine had to give.
+  const host = /** @type {NonNullable<RunData['run']['host']>} */ (data.run.host)
+  const spare = Math.max(0, host.busyMs - host.ownCpuMs)
+  return { cores: Math.min(spare, list.reduce((a, p) => a + p.cpuMs, 0)) / (seconds * 1000), processes: list }
 }
 
 /**

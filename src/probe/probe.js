@@ -7,6 +7,10 @@ import { Sampler } from '../sampling/sampler.js'
 import { ListenerWatcher } from '../sampling/listeners.js'
 import { AgentWatcher } from '../sampling/agents.js'
 import { OutgoingWatcher } from '../sampling/outgoing.js'
+import { SocketWatcher } from '../sampling/sockets.js'
+import { WaitTracer } from '../sampling/waits.js'
+import { PoolWatcher } from '../sampling/pools.js'
+import { DriverOps } from '../sampling/driver-ops.js'
 import { startCpuProfile, startGcTrace, startHeapSampling } from '../profile/capture.js'
 import { traceEventKind } from '../sampling/gc.js'
 import { RequestTracker } from './requests.js'
@@ -14,6 +18,17 @@ import { EventLog } from './event-log.js'
 
 /** A sample's GC tally when its thread's observer saw none. */
 const NO_GC = Object.freeze({ count: 0, duration: 0 })
+
+/**
+ * The wait tracer costs every promise and callback of the process while it is on (async_hooks), so the probe spends
+ * that where the thread has CPU to spare: all the time while it is at most this busy (a server that waits idles)…
+ */
+const TRACE_ALWAYS_BELOW = 0.3
+/** …a fifth of the time up to this busy… */
+const TRACE_SOME_BELOW = 0.85
+const SOME = 0.2
+/** …and never above it: a busy server computes, and would pay for the hooks in throughput. Decided every slot. */
+const SLOT_SAMPLES = 10
 
 /**
  * @typedef {object} ProbeOptions
@@ -45,6 +60,24 @@ export class Probe {
     this.listeners = new ListenerWatcher()
     this.agents = new AgentWatcher()
     this.outgoing = new OutgoingWatcher()
+    this.sockets = new SocketWatcher()
+    this.waits = new WaitTracer()
+    this.sockets.trace = this.waits.socketHooks
+    this.drivers = new DriverOps()
+    this.drivers.onOp = (op) => this.sockets.named(op)
+    this.sockets.drivers = this.drivers
+    this.pools = new PoolWatcher()
+    /** the thread's recent business, 0..1, smoothed over ~200 ms of samples: arms the wait tracer */
+    this.busy = 1
+    this.slot = 0
+    this.credit = 0
+    /** @type {number | null} the port hotpath loads, when it said */
+    this.loadedPort = null
+    /**
+     * @param {any} res
+     * @param {number} port
+     */
+    this.onRequest = (res, port) => this.waits.onRequest(res, this.loadedPort === null || port === this.loadedPort)
     this.sampler = new Sampler({
       interval: options.interval,
       // Node's delay monitor ticks every `resolution` ms, waking an idle loop each time: at 1 ms that cost a half-loaded
@@ -79,6 +112,8 @@ export class Probe {
     this.lastListeners = ''
     this.lastAgents = ''
     this.lastOutgoing = ''
+    this.lastSockets = ''
+    this.lastPools = ''
   }
 
   /**
@@ -93,6 +128,41 @@ export class Probe {
     // The main thread's GCs come from the trace: its observer's tallies are all zero and not worth writing.
     if (sample.gc.count === 0) line.gc = NO_GC
     this.log.write(line)
+    if (this.loading && this.options.runtime !== false) this.armWaits(sample)
+  }
+
+  /**
+   * Traces waits in slots of SLOT_SAMPLES samples, more of them the less busy the thread: a server that waits is
+   * mostly idle, and one that computes needs no wait tracing (and would pay for its hooks in throughput).
+   * @param {import('../sampling/sampler.js').Sample} sample
+   */
+  armWaits (sample) {
+    // The thread's own CPU time where it is measured: libuv's utilisation reads high while the CPU profiler runs.
+    const busy = sample.thread && sample.interval > 0 ? Math.min(1, sample.thread.cpu / sample.interval) : sample.utilization
+    this.busy += 0.05 * (busy - this.busy)
+    if (++this.slot < SLOT_SAMPLES) return
+    this.slot = 0
+    const duty = this.busy < TRACE_ALWAYS_BELOW ? 1 : this.busy < TRACE_SOME_BELOW ? SOME : 0
+    this.credit = Math.min(1, this.credit + duty)
+    if (this.credit >= 1 - 1e-9) {
+      this.credit -= 1
+      this.waits.arm()
+      this.drivers.subscribe()
+      this.requests.onRequest = this.onRequest
+    } else {
+      this.waits.pause()
+      // While requests traced earlier finish, each new one must still clear the context its connection carries.
+      if (!this.waits.active) {
+        this.requests.onRequest = null
+        this.drivers.unsubscribe()
+      }
+    }
+  }
+
+  disarmWaits () {
+    this.waits.disarm()
+    this.drivers.unsubscribe()
+    this.requests.onRequest = null
   }
 
   start () {
@@ -116,6 +186,8 @@ export class Probe {
       this.listeners.start()
       this.agents.start()
       this.outgoing.start()
+      this.sockets.start()
+      this.pools.start()
       this.sampler.start()
     }
     this.flushTimer = setInterval(() => this.flush(), 1000)
@@ -166,19 +238,50 @@ export class Probe {
         this.log.write({ type: 'outgoing', time: Date.now(), outgoing })
       }
     }
+    const sockets = this.sockets.snapshot()
+    if (sockets.endpoints.length > 0) {
+      const s = JSON.stringify(sockets)
+      if (s !== this.lastSockets) {
+        this.lastSockets = s
+        this.log.write({ type: 'sockets', time: Date.now(), ...sockets })
+      }
+      // The pools behind the connections: where the app created each, and its limit.
+      const pools = sockets.endpoints.map(e => ({ endpoint: e.endpoint, pool: this.pools.find(e.owners) })).filter(p => p.pool !== null)
+      if (pools.length > 0) {
+        const p = JSON.stringify(pools)
+        if (p !== this.lastPools) {
+          this.lastPools = p
+          this.log.write({ type: 'pools', time: Date.now(), pools })
+        }
+      }
+    }
+    const waits = this.waits.take()
+    if (waits.traces.length > 0 || waits.sites.length > 0) this.log.write({ type: 'waits', time: Date.now(), ...waits })
   }
 
   /** @param {{ type: string, time?: number }} command from hotpath */
   async onCommand (command) {
     try {
-      if (command.type === 'load-start' || (command.type === 'state' && /** @type {any} */ (command).loading)) await this.loadStart()
-      else if (command.type === 'load-stop') await this.loadStop()
+      if (command.type === 'load-start' || (command.type === 'state' && /** @type {any} */ (command).loading)) {
+        // Only the loaded port's requests are traced for waits: an upstream the app serves in the same process is not
+        // what the load waits on.
+        const port = Number(/** @type {any} */ (command).port)
+        this.loadedPort = Number.isInteger(port) && port > 0 ? port : null
+        await this.loadStart()
+      } else if (command.type === 'load-stop') {
+        await this.loadStop()
+      }
     } catch {}
   }
 
   async loadStart () {
     if (this.loading) return
     this.loading = true
+    // Pools are made at start-up: watching constructions any longer would cost every emitter of the load a call.
+    this.pools.stop()
+    this.busy = 1
+    this.slot = 0
+    this.credit = 0
     // Both clocks at one instant: CPU profiles are stamped on the monotonic one, samples on the wall clock.
     const monotonic = Number(process.hrtime.bigint() / 1000n)
     this.log.write({ type: 'load-start', time: Date.now(), monotonic })
@@ -227,6 +330,7 @@ export class Probe {
       return
     }
     this.loading = false
+    this.disarmWaits()
     this.log.write({ type: 'load-stop', time: Date.now() })
     // The window closes on a sample boundary, with everything measured up to it.
     if (this.sampler.running) this.writeSample(this.sampler.sample(), true)

@@ -44,6 +44,8 @@ export class RequestTracker {
     this.servers = new WeakSet()
     this.active = false
     this.takes = 0
+    /** @type {((res: any, port: number) => void) | null} called in each request's own async context (the wait tracer) */
+    this.onRequest = null
   }
 
   start () { this.active = true }
@@ -64,8 +66,13 @@ export class RequestTracker {
     this.watched.push(w)
     const stats = w.stats
     const sockets = w.sockets
-    // Prepended, so a request is counted before the application's handler can throw.
-    server.prependListener('request', () => { stats.started++ })
+    // Prepended, so a request is counted before the application's handler can throw, and so that what the wait
+    // tracer attaches to the request's async context is there when the handler runs.
+    server.prependListener('request', (/** @type {any} */ req, /** @type {any} */ res) => {
+      stats.started++
+      const f = this.onRequest
+      if (f !== null) f(res, port)
+    })
     // An https server's requests arrive on the TLS socket, which 'secureConnection' hands over.
     server.on(server instanceof https.Server ? 'secureConnection' : 'connection', (/** @type {any} */ socket) => { sockets.add(socket) })
   }

@@ -3,7 +3,10 @@
 // digest" — because that is the code the user can change. Without an app frame on the stack, the nearest package
 // frame takes it, then the nearest Node.js frame. Engine-only stacks ((program), (garbage collector)) are nobody's.
 // Heap profiles do not expand inlined frames: a call a function's source does not make, found in a function it calls
-// (see inlined.js), is charged to that function, at its line, with a share of what the frame allocated itself.
+// (see inlined.js), is charged to that function, at its line, with a share of what the frame allocated itself. A
+// package that runs app code it was given (a framework calling a route handler) is charged, when V8 inlined that code
+// into it, with what the app code allocated: a call the package's source does not make is looked for in the app
+// functions the profiles show it calling, and charged there.
 import { buildHeapProfile, SOURCES } from './model.js'
 import { callLines, functionSource } from './call-sites.js'
 import { classifyFrame } from './classify.js'
@@ -44,6 +47,8 @@ import { SourceCache } from './sources.js'
  * @property {CulpritCall[]} calls where its charged time goes, most first
  * @property {CulpritCaller[]} callers the nearest app functions that called it, most first: for a listener or a
  *   callback, the code that made it run (through `emit`, a framework, a timer)
+ * @property {{ label: string, share: number }[]} [threads] for a model of several profiles (processes, threads): those
+ *   its share comes from, each with its part of `share`, most first
  */
 
 /**
@@ -63,6 +68,9 @@ import { SourceCache } from './sources.js'
  * @property {number} [limit] how many culprits (default 10)
  * @property {number} [minShare] leave out functions charged less than this share (default 0.005)
  * @property {number} [callLimit] how many calls and callers per culprit (default 5)
+ * @property {import('./model.js').ProfileModel[]} [callProfiles] other profiles of the same code (the CPU profile of the
+ *   same run): the calls they show from a package into app code count as this profile's, for heap profiles, where V8
+ *   may have run that app code inlined into the package the whole time
  */
 
 const OWNER_KINDS = /** @type {const} */ (['app', 'dependency', 'node'])
@@ -76,56 +84,16 @@ export function findCulprits (model, opts = {}) {
   const limit = opts.limit ?? 10
   const minShare = opts.minShare ?? 0.005
   const callLimit = opts.callLimit ?? 5
-  const { nodes, frames } = model
+  const { frames } = model
   if (model.total <= 0) return []
 
-  // For each node, the nearest ancestor-or-self of each owner kind, and which of that owner's children leads here.
-  const n = nodes.length
-  const near = OWNER_KINDS.map(() => new Int32Array(n).fill(-1))
-  const via = OWNER_KINDS.map(() => new Int32Array(n).fill(-1))
-  for (let i = 0; i < n; i++) {
-    const node = nodes[i]
-    const kind = frames[node.frame].kind
-    const p = node.parent
-    for (let k = 0; k < OWNER_KINDS.length; k++) {
-      if (kind === OWNER_KINDS[k]) {
-        near[k][i] = i
-      } else if (p >= 0) {
-        near[k][i] = near[k][p]
-        via[k][i] = near[k][p] === p ? i : via[k][p]
-      }
-    }
-  }
-
-  /** @type {Map<number, { charged: number, own: number, lines: Map<number, number>, calls: Map<number, number> }>} */
-  const owners = new Map()
-  for (let i = 0; i < n; i++) {
-    const node = nodes[i]
-    if (node.self <= 0 || frames[node.frame].name === '(idle)') continue
-    let k = 0
-    while (k < OWNER_KINDS.length && near[k][i] === -1) k++
-    if (k === OWNER_KINDS.length) continue
-    const ownerFrame = nodes[near[k][i]].frame
-    let o = owners.get(ownerFrame)
-    if (!o) owners.set(ownerFrame, o = { charged: 0, own: 0, lines: new Map(), calls: new Map() })
-    o.charged += node.self
-    const v = via[k][i]
-    if (v === -1) {
-      o.own += node.self
-      for (const [line, value] of node.lines) o.lines.set(line, (o.lines.get(line) ?? 0) + value)
-    } else {
-      const callee = nodes[v].frame
-      o.calls.set(callee, (o.calls.get(callee) ?? 0) + node.self)
-    }
-  }
-
+  const { near, via } = nearestOwners(model)
   const context = /** @type {any} */ (model)[SOURCES] ?? {}
   const sources = /** @type {SourceCache} */ (context.sources ?? new SourceCache())
   const mapper = /** @type {SourceMapper | null} */ (context.mapper ?? new SourceMapper(sources))
-  // Functions V8 ran only inlined have no frame in the model: they get one here, after the model's own.
-  /** @type {import('./model.js').ProfileFrame[]} */
-  const extra = []
-  const frameOf = (/** @type {number} */ f) => f < frames.length ? frames[f] : extra[f - frames.length]
+  // Functions V8 ran only inlined, or only in another profile, have no frame in the model: they get one here.
+  const index = new FrameIndex(model, mapper)
+  const frameOf = (/** @type {number} */ f) => index.frame(f)
   /** @type {Map<number, import('./call-sites.js').FunctionSource | null>} */
   const functionCache = new Map()
   const fnOf = (/** @type {number} */ f) => {
@@ -133,15 +101,29 @@ export function findCulprits (model, opts = {}) {
     if (fn === undefined) functionCache.set(f, fn = readFunction(frameOf(f), sources))
     return fn
   }
+  // Heap profiles charge what an inlined function allocates to the function it was inlined into (CPU profiles expand
+  // inlined frames): a call its own source does not make is looked for in the functions it calls.
+  const inlining = model.type === 'heap' ? new InlineResolver(sources) : null
+  const called = inlining ? appCallees(model, index, opts.callProfiles ?? []) : /** @type {Map<number, number[]>} */ (new Map())
+  /** @type {(f: number, fn: import('./call-sites.js').FunctionSource, name: string) => import('./inlined.js').InlinedSite[]} */
+  const appSites = (f, fn, name) => {
+    const dynamic = (called.get(f) ?? []).map(c => calledFunction(frameOf(c)))
+    return inlining && dynamic.length > 0 ? inlining.sites(scriptOf(frameOf(f)).file, fn, name, { called: dynamic, calledOnly: true }) : []
+  }
+  /** @type {typeof appSites} */
+  const inlineSites = (f, fn, name) => {
+    if (!inlining) return []
+    // The app's code first: a package's own helpers make many of the calls a route handler makes too.
+    const fromApp = appSites(f, fn, name)
+    return fromApp.length > 0 ? fromApp : inlining.sites(scriptOf(frameOf(f)).file, fn, name)
+  }
+  const owners = chargeOwners(model, near, via, threadsOf(model), dispatchRedirect(model, called, fnOf, appSites))
 
   // Each owner's calls and lines, resolved in its own source: the line of each call is found where the call is made.
   const floor = model.total * minShare / 10
   /** @type {Map<number, Resolved>} */
   const resolved = new Map()
-  // Heap profiles charge what an inlined function allocates to the function it was inlined into (CPU profiles expand
-  // inlined frames): a call its own source does not make is looked for in the functions it calls.
-  const inlining = model.type === 'heap' ? new InlineResolver(sources) : null
-  const helperFrame = inlining ? helperFrames(model, extra, mapper) : null
+  const helperFrame = (/** @type {import('./inlined.js').InlinedSite} */ site) => index.forDeclaration(site)
   /** @type {Map<number, Resolved>} */
   const recovered = new Map()
   for (const [f, o] of owners) {
@@ -156,8 +138,8 @@ export function findCulprits (model, opts = {}) {
     const moved = []
     for (const [c, value] of o.calls) {
       const callLine = fn ? originalLine(frame, callLines(fn, frames[c].name)[0], mapper) : undefined
-      if (callLine === undefined && inlining && helperFrame && fn) {
-        const sites = inlining.sites(scriptOf(frame).file, fn, frames[c].name)
+      if (callLine === undefined && inlining && fn) {
+        const sites = inlineSites(f, fn, frames[c].name)
         for (const site of sites) {
           const helper = helperFrame(site)
           if (helper === f) continue
@@ -185,6 +167,7 @@ export function findCulprits (model, opts = {}) {
         let r = recovered.get(m.helper)
         if (!r) recovered.set(m.helper, r = emptyResolved())
         r.charged += value
+        addThreads(r.threads, o.threads, value / o.charged)
         const call = r.calls.get(m.callee)
         if (call) call.value += m.value
         else r.calls.set(m.callee, m.callLine === undefined ? { value: m.value } : { value: m.value, callLine: m.callLine })
@@ -196,7 +179,9 @@ export function findCulprits (model, opts = {}) {
         else r.inlinedInto.set(key, { caller: f, via: m.hop.name, line: line ?? frame.line, value })
       }
     }
-    resolved.set(f, { ...emptyResolved(), charged, lines, calls })
+    const threads = new Map()
+    addThreads(threads, o.threads, charged / o.charged)
+    resolved.set(f, { ...emptyResolved(), charged, lines, calls, threads })
   }
   for (const [f, r] of recovered) {
     const into = resolved.get(f)
@@ -283,9 +268,185 @@ export function findCulprits (model, opts = {}) {
       culprit.totalBytes = frame.total
       if (inlinedShare > 0) culprit.inlinedShare = inlinedShare
     }
+    if (model.threads) culprit.threads = threadShares(model, o.threads)
     culprits.push(culprit)
   }
   return culprits
+}
+
+/**
+ * For each node, the nearest ancestor-or-self of each owner kind, and which of that owner's children leads there.
+ * @param {import('./model.js').ProfileModel} model
+ */
+function nearestOwners (model) {
+  const { nodes, frames } = model
+  const n = nodes.length
+  const near = OWNER_KINDS.map(() => new Int32Array(n).fill(-1))
+  const via = OWNER_KINDS.map(() => new Int32Array(n).fill(-1))
+  for (let i = 0; i < n; i++) {
+    const node = nodes[i]
+    const kind = frames[node.frame].kind
+    const p = node.parent
+    for (let k = 0; k < OWNER_KINDS.length; k++) {
+      if (kind === OWNER_KINDS[k]) {
+        near[k][i] = i
+      } else if (p >= 0) {
+        near[k][i] = near[k][p]
+        via[k][i] = near[k][p] === p ? i : via[k][p]
+      }
+    }
+  }
+  return { near, via }
+}
+
+/**
+ * For a model of several profiles: the index in `model.threads` of the profile each node belongs to.
+ * @param {import('./model.js').ProfileModel} model
+ * @returns {Int32Array | null}
+ */
+function threadsOf (model) {
+  if (!model.threads) return null
+  const { nodes } = model
+  const of = new Int32Array(nodes.length).fill(-1)
+  model.threads.forEach((t, i) => { if (t.node > 0 && t.node < nodes.length) of[t.node] = i })
+  for (let i = 1; i < nodes.length; i++) if (of[i] === -1 && nodes[i].parent > 0) of[i] = of[nodes[i].parent]
+  return of
+}
+
+/**
+ * @typedef {object} Owner
+ * @property {number} charged
+ * @property {number} own what the samples in the owner itself took
+ * @property {Map<number, number>} lines
+ * @property {Map<number, number>} calls the owner's callee frame on the way → value
+ * @property {Map<number, number>} threads
+ */
+
+/**
+ * Every sample charged to its owner: the nearest app frame on its stack, else the nearest package frame, then the
+ * nearest Node.js frame (or where `redirect` says), with the function the owner called on the way to it.
+ * @param {import('./model.js').ProfileModel} model
+ * @param {Int32Array[]} near
+ * @param {Int32Array[]} via
+ * @param {Int32Array | null} threadOf
+ * @param {((node: number, owner: number) => { owner: number, via: number } | null) | null} redirect for stacks without
+ *   an app frame
+ * @returns {Map<number, Owner>} by owner frame
+ */
+function chargeOwners (model, near, via, threadOf, redirect) {
+  const { nodes, frames } = model
+  /** @type {Map<number, Owner>} */
+  const owners = new Map()
+  for (let i = 0; i < nodes.length; i++) {
+    const node = nodes[i]
+    if (node.self <= 0 || frames[node.frame].name === '(idle)') continue
+    let k = 0
+    while (k < OWNER_KINDS.length && near[k][i] === -1) k++
+    if (k === OWNER_KINDS.length) continue
+    const moved = k > 0 && redirect ? redirect(i, near[k][i]) : null
+    const ownerNode = moved ? moved.owner : near[k][i]
+    const v = moved ? moved.via : via[k][i]
+    const ownerFrame = nodes[ownerNode].frame
+    let o = owners.get(ownerFrame)
+    if (!o) owners.set(ownerFrame, o = { charged: 0, own: 0, lines: new Map(), calls: new Map(), threads: new Map() })
+    o.charged += node.self
+    if (threadOf && threadOf[i] !== -1) o.threads.set(threadOf[i], (o.threads.get(threadOf[i]) ?? 0) + node.self)
+    if (v === -1) {
+      o.own += node.self
+      for (const [line, value] of node.lines) o.lines.set(line, (o.lines.get(line) ?? 0) + value)
+    } else {
+      const callee = nodes[v].frame
+      o.calls.set(callee, (o.calls.get(callee) ?? 0) + node.self)
+    }
+  }
+  return owners
+}
+
+/**
+ * Package frames that run app code they were given (a framework calling a route handler), with the app functions
+ * they call: in this profile, and in `callProfiles` (a CPU profile shows every call, inlined or not).
+ * @param {import('./model.js').ProfileModel} model
+ * @param {FrameIndex} index
+ * @param {import('./model.js').ProfileModel[]} callProfiles
+ * @returns {Map<number, number[]>} package frame → app frames
+ */
+function appCallees (model, index, callProfiles) {
+  /** @type {Map<number, number[]>} */
+  const out = new Map()
+  for (const other of [model, ...callProfiles]) {
+    /** @type {Set<string>} */
+    const seen = new Set()
+    for (const node of other.nodes) {
+      if (node.parent < 0) continue
+      const caller = other.frames[other.nodes[node.parent].frame]
+      const callee = other.frames[node.frame]
+      const key = `${caller.id}:${callee.id}`
+      if (caller.kind !== 'dependency' || callee.kind !== 'app' || seen.has(key)) continue
+      seen.add(key)
+      // A package function this profile never charged has nothing to give back.
+      const d = other === model ? caller.id : index.find(scriptOf(caller))
+      if (d === undefined) continue
+      const a = other === model ? callee.id : index.forFrame(callee)
+      const list = out.get(d)
+      if (!list) out.set(d, [a])
+      else if (!list.includes(a)) list.push(a)
+    }
+  }
+  return out
+}
+
+/**
+ * Where a stack without an app frame goes when a package frame on it runs app code and V8 inlined that code there:
+ * a call the package's source does not make, which an app function it runs (or one that function calls) does make,
+ * goes to that package frame, whose unexplained calls are then looked for in the app code (see `appSites`).
+ * @param {import('./model.js').ProfileModel} model
+ * @param {Map<number, number[]>} called package frame → the app frames it calls
+ * @param {(f: number) => import('./call-sites.js').FunctionSource | null} fnOf
+ * @param {(f: number, fn: import('./call-sites.js').FunctionSource, name: string) => import('./inlined.js').InlinedSite[]} appSites
+ * @returns {((node: number, owner: number) => { owner: number, via: number } | null) | null}
+ */
+function dispatchRedirect (model, called, fnOf, appSites) {
+  if (called.size === 0) return null
+  const { nodes, frames } = model
+  const n = nodes.length
+  // The nearest package frame that runs app code, on each node's stack, and its child on the way.
+  const near = new Int32Array(n).fill(-1)
+  const via = new Int32Array(n).fill(-1)
+  for (let i = 0; i < n; i++) {
+    const p = nodes[i].parent
+    if (called.has(nodes[i].frame)) {
+      near[i] = i
+    } else if (p >= 0) {
+      near[i] = near[p]
+      via[i] = near[p] === p ? i : via[p]
+    }
+  }
+  /** @type {Map<string, boolean>} */
+  const movable = new Map()
+  return (i, owner) => {
+    const d = near[i]
+    if (d === -1 || d === owner || via[i] === -1) return null
+    const dispatcher = nodes[d].frame
+    const callee = nodes[via[i]].frame
+    const key = `${dispatcher}:${callee}`
+    let ok = movable.get(key)
+    if (ok === undefined) {
+      const fn = fnOf(dispatcher)
+      const name = frames[callee].name
+      ok = fn !== null && callLines(fn, name).length === 0 && appSites(dispatcher, fn, name).length > 0
+      movable.set(key, ok)
+    }
+    return ok ? { owner: d, via: via[i] } : null
+  }
+}
+
+/**
+ * A frame's function as the inline search takes it: where it starts in the script that ran.
+ * @param {import('./model.js').ProfileFrame} frame
+ * @returns {import('./inlined.js').CalledFunction}
+ */
+function calledFunction (frame) {
+  return { name: frame.name, ...scriptOf(frame) }
 }
 
 /**
@@ -296,11 +457,36 @@ export function findCulprits (model, opts = {}) {
  * @property {Map<number, { value: number, callLine?: number }>} calls callee frame → value, and the line of the call
  * @property {Map<string, { caller: number, via: string, line: number, value: number }>} inlinedInto the frames V8
  *   charged with it, having inlined it: the line of each that leads to it, and what was recovered from there
+ * @property {Map<number, number>} threads index in `model.threads` → value, for models of several profiles
  */
 
 /** @returns {Resolved} */
 function emptyResolved () {
-  return { charged: 0, lines: new Map(), calls: new Map(), inlinedInto: new Map() }
+  return { charged: 0, lines: new Map(), calls: new Map(), inlinedInto: new Map(), threads: new Map() }
+}
+
+/**
+ * Adds `from`'s values, scaled, into `into` (both thread index → value).
+ * @param {Map<number, number>} into
+ * @param {Map<number, number>} from
+ * @param {number} factor
+ */
+function addThreads (into, from, factor) {
+  if (!(factor > 0)) return
+  for (const [t, v] of from) into.set(t, (into.get(t) ?? 0) + v * factor)
+}
+
+/**
+ * @param {import('./model.js').ProfileModel} model
+ * @param {Map<number, number>} byThread
+ * @returns {{ label: string, share: number }[]}
+ */
+function threadShares (model, byThread) {
+  const threads = model.threads ?? []
+  return [...byThread]
+    .filter(([t, v]) => v > 0 && threads[t] !== undefined)
+    .sort((a, b) => b[1] - a[1])
+    .map(([t, v]) => ({ label: threads[t].label, share: v / model.total }))
 }
 
 /**
@@ -320,6 +506,7 @@ function mergeResolved (into, from) {
     if (existing) existing.value += entry.value
     else into.inlinedInto.set(key, { ...entry })
   }
+  addThreads(into.threads, from.threads, 1)
 }
 
 /**
@@ -341,48 +528,100 @@ function scriptOf (frame) {
 }
 
 /**
- * The frame of a function found in the source: the model's, when V8 also ran it on its own, else a new one in `extra`
- * (numbered after the model's frames).
- * @param {import('./model.js').ProfileModel} model
- * @param {import('./model.js').ProfileFrame[]} extra
- * @param {SourceMapper | null} mapper
- * @returns {(site: import('./inlined.js').InlinedSite) => number}
+ * The model's frames by where their function is in the script that ran, and the frames of functions the model lacks
+ * (V8 ran them only inlined, or they come from another profile of the same code), numbered after the model's own.
  */
-function helperFrames (model, extra, mapper) {
-  /** @type {Map<string, number> | null} */
-  let byPosition = null
-  return (site) => {
-    if (!byPosition) {
-      byPosition = new Map()
-      for (const frame of model.frames) {
-        const where = scriptOf(frame)
-        byPosition.set(`${where.file}\0${where.line}\0${where.column}`, frame.id)
-      }
+class FrameIndex {
+  /**
+   * @param {import('./model.js').ProfileModel} model
+   * @param {SourceMapper | null} mapper
+   */
+  constructor (model, mapper) {
+    this.model = model
+    this.mapper = mapper
+    /** @type {import('./model.js').ProfileFrame[]} */
+    this.extra = []
+    /** @type {Map<string, number> | null} */
+    this.byPosition = null
+  }
+
+  /** @param {number} f */
+  frame (f) {
+    const { frames } = this.model
+    return f < frames.length ? frames[f] : this.extra[f - frames.length]
+  }
+
+  /**
+   * The frame whose function starts at this place of the script that ran (1-based line, 0-based column).
+   * @param {{ file: string, line: number, column: number }} where
+   * @returns {number | undefined}
+   */
+  find (where) {
+    return this.positions().get(positionKey(where))
+  }
+
+  /** @returns {Map<string, number>} */
+  positions () {
+    if (!this.byPosition) {
+      this.byPosition = new Map()
+      for (const frame of this.model.frames) this.byPosition.set(positionKey(scriptOf(frame)), frame.id)
     }
-    const { declaration: d } = site
-    const key = `${site.file}\0${d.line}\0${d.column}`
-    let id = byPosition.get(key)
+    return this.byPosition
+  }
+
+  /**
+   * A frame of this model for one of another profile of the same code.
+   * @param {import('./model.js').ProfileFrame} other
+   */
+  forFrame (other) {
+    const where = scriptOf(other)
+    const id = this.find(where)
     if (id !== undefined) return id
-    const original = mapper?.original(site.file, d.line, d.column) ?? null
+    return this.add({ ...other, id: 0, self: 0, total: 0, lines: [] }, where)
+  }
+
+  /**
+   * The frame of a function found in the source.
+   * @param {import('./inlined.js').InlinedSite} site
+   */
+  forDeclaration (site) {
+    const { declaration: d } = site
+    const where = { file: site.file, line: d.line, column: d.column }
+    const id = this.find(where)
+    if (id !== undefined) return id
+    const original = this.mapper?.original(site.file, d.line, d.column) ?? null
     const file = original ? original.file : site.file
     /** @type {import('./model.js').ProfileFrame} */
     const frame = {
-      id: model.frames.length + extra.length,
+      id: 0,
       name: d.name,
       file,
       line: original ? original.line : d.line,
       column: (original ? original.column : d.column) + 1,
-      kind: classifyFrame({ functionName: d.name, url: site.file, scriptId: '' }, file, model.appRoot),
+      kind: classifyFrame({ functionName: d.name, url: site.file, scriptId: '' }, file, this.model.appRoot),
       self: 0,
       total: 0,
       lines: []
     }
-    if (original) frame.generated = { file: site.file, line: d.line, column: d.column }
-    id = frame.id
-    extra.push(frame)
-    byPosition.set(key, id)
-    return id
+    if (original) frame.generated = where
+    return this.add(frame, where)
   }
+
+  /**
+   * @param {import('./model.js').ProfileFrame} frame
+   * @param {{ file: string, line: number, column: number }} where
+   */
+  add (frame, where) {
+    frame.id = this.model.frames.length + this.extra.length
+    this.extra.push(frame)
+    this.positions().set(positionKey(where), frame.id)
+    return frame.id
+  }
+}
+
+/** @param {{ file: string, line: number, column: number }} where */
+function positionKey (where) {
+  return `${where.file}\0${where.line}\0${where.column}`
 }
 
 /**

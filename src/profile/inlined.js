@@ -20,6 +20,15 @@ import { KEYWORDS, scriptIndex } from './script-index.js'
  * @property {number} depth 1 when the charged function calls it directly
  */
 
+/**
+ * A function a profile shows being called, where it starts in the script that ran.
+ * @typedef {object} CalledFunction
+ * @property {string} name as V8 names it
+ * @property {string} file
+ * @property {number} line 1-based
+ * @property {number} column 0-based
+ */
+
 const CALL = /(?<![\w$.#])([A-Za-z_$][\w$]*)\s*(?:\?\.\s*)?\(/g
 
 export class InlineResolver {
@@ -44,9 +53,12 @@ export class InlineResolver {
    * @param {string} file the script the charged function is in (the one that ran)
    * @param {FunctionSource} fn its source
    * @param {string} calleeName as V8 names the callee
+   * @param {{ called?: CalledFunction[], calledOnly?: boolean }} [opts] called: functions the profile shows it calling
+   *   where its source names none (a framework running a route handler it was given), searched with those its source
+   *   calls; calledOnly: search from those alone
    * @returns {InlinedSite[]}
    */
-  sites (file, fn, calleeName) {
+  sites (file, fn, calleeName, opts = {}) {
     /** @type {Set<string>} */
     const seen = new Set([`${file}:${fn.start}`])
     /** @type {{ file: string, fn: FunctionSource, hop: { name: string, line: number } | null }[]} */
@@ -58,25 +70,54 @@ export class InlineResolver {
       /** @type {typeof frontier} */
       const next = []
       for (const item of frontier) {
-        for (const call of this.callsIn(item.file, item.fn)) {
-          for (const target of this.resolve(item.file, call.name, call.offset)) {
-            const key = `${target.file}:${target.declaration.start}`
-            if (seen.has(key) || read >= this.maxFunctions) continue
-            seen.add(key)
-            read++
-            const helper = this.functionOf(target.file, target.declaration)
-            if (!helper) continue
-            const hop = item.hop ?? { name: call.name, line: call.line }
-            const lines = callLines(helper, calleeName)
-            if (lines.length > 0) found.push({ file: target.file, declaration: target.declaration, callLine: lines[0], hop, depth })
-            next.push({ file: target.file, fn: helper, hop })
-          }
+        const targets = item.hop === null
+          ? [...this.calledTargets(opts.called ?? [], item.fn), ...(opts.calledOnly ? [] : this.staticTargets(item.file, item.fn))]
+          : this.staticTargets(item.file, item.fn)
+        for (const { target, hop: first } of targets) {
+          const key = `${target.file}:${target.declaration.start}`
+          if (seen.has(key) || read >= this.maxFunctions) continue
+          seen.add(key)
+          read++
+          const helper = this.functionOf(target.file, target.declaration)
+          if (!helper) continue
+          const hop = item.hop ?? first
+          const lines = callLines(helper, calleeName)
+          if (lines.length > 0) found.push({ file: target.file, declaration: target.declaration, callLine: lines[0], hop, depth })
+          next.push({ file: target.file, fn: helper, hop })
         }
       }
       if (found.length > 0) return found
       frontier = next
     }
     return []
+  }
+
+  /**
+   * The functions a function's source calls by a name that can be resolved, each with the call that leads there.
+   * @param {string} file
+   * @param {FunctionSource} fn
+   * @returns {{ target: { file: string, declaration: Declaration }, hop: { name: string, line: number } }[]}
+   */
+  staticTargets (file, fn) {
+    return this.callsIn(file, fn).flatMap(call => this.resolve(file, call.name, call.offset).map(target => ({ target, hop: { name: call.name, line: call.line } })))
+  }
+
+  /**
+   * Functions a profile shows being called, as targets of the search: the call that leads to each is not in the
+   * caller's source, so it is placed at the caller's first line.
+   * @param {CalledFunction[]} called
+   * @param {FunctionSource} caller
+   */
+  calledTargets (called, caller) {
+    /** @type {{ target: { file: string, declaration: Declaration }, hop: { name: string, line: number } }[]} */
+    const out = []
+    for (const c of called) {
+      const start = scriptIndex(this.sources, c.file)?.offset(c.line, c.column) ?? -1
+      if (start < 0) continue
+      const declaration = { name: c.name, start, line: c.line, column: c.column, bindable: false, exportDefault: false }
+      out.push({ target: { file: c.file, declaration }, hop: { name: c.name, line: caller.firstLine } })
+    }
+    return out
   }
 
   /**

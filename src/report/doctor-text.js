@@ -31,9 +31,11 @@ export function formatDiagnosis (d, opts = {}) {
 
   if (d.culprits.length > 0) {
     lines.push('Culprits')
+    const manyThreads = threadCount(d) > 1
     d.culprits.forEach((c, i) => {
       const share = culpritShare(c)
-      lines.push(`  ${i + 1}. ${c.label ?? c.function}  ${c.file}:${c.line}  (${share}, ${c.kind})`)
+      const where = manyThreads && c.threads?.length ? `, in ${threadPlace(c.threads)}` : ''
+      lines.push(`  ${i + 1}. ${c.label ?? c.function}  ${c.file}:${c.line}  (${share}, ${c.kind}${where})`)
       if (c.reason) lines.push(`     ${c.reason}`)
       const calls = (c.calls ?? []).filter(k => k.share >= 0.02).slice(0, 2)
       if (calls.length > 0) {
@@ -79,4 +81,46 @@ export function formatDiagnosis (d, opts = {}) {
   const dir = opts.cwd ? relative(opts.cwd, d.run.dir) || '.' : d.run.dir
   lines.push(`Run saved in ${dir} (re-analyse: hotpath doctor --analyse ${dir})`)
   return lines.join('\n') + '\n'
+}
+
+/**
+ * How many threads the run sampled: where a culprit was found is worth saying only when there were several.
+ * @param {Diagnosis} d
+ */
+export function threadCount (d) {
+  return d.processes.reduce((n, p) => n + p.threads.length, 0)
+}
+
+/**
+ * Where a culprit was found, in words: `main thread of pid 4242`, `worker threads 1 and 2 of pid 4242`, `pids 4242
+ * and 4243` (cluster workers' main threads).
+ * @param {{ pid: number, threadId: number }[]} threads
+ * @returns {string}
+ */
+export function threadPlace (threads) {
+  /** @type {Map<number, number[]>} */
+  const byPid = new Map()
+  for (const t of threads) {
+    const ids = byPid.get(t.pid) ?? []
+    if (!ids.includes(t.threadId)) ids.push(t.threadId)
+    byPid.set(t.pid, ids)
+  }
+  const pids = [...byPid.keys()].sort((a, b) => a - b)
+  if (pids.length > 1 && pids.every(pid => byPid.get(pid)?.every(id => id === 0))) return `pids ${list(pids.map(String))}`
+  return pids.map(pid => {
+    const ids = /** @type {number[]} */ (byPid.get(pid)).sort((a, b) => a - b)
+    const workers = ids.filter(id => id !== 0)
+    const parts = []
+    if (ids[0] === 0) parts.push('main thread')
+    if (workers.length > 0) parts.push(`worker thread${workers.length > 1 ? 's' : ''} ${list(workers.map(String))}`)
+    return `${parts.join(' and ')} of pid ${pid}`
+  }).join('; ')
+}
+
+/**
+ * `a`, `a and b`, `a, b and c`.
+ * @param {string[]} items
+ */
+function list (items) {
+  return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`
 }

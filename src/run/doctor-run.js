@@ -5,6 +5,7 @@ import { resolve } from 'node:path'
 import { load } from '../load/load.js'
 import { VERSION } from '../version.js'
 import { TargetProcess } from './target-process.js'
+import { busyProcesses, processTimes } from './processes.js'
 
 /**
  * @typedef {object} RunOptions
@@ -42,7 +43,8 @@ import { TargetProcess } from './target-process.js'
  * @property {boolean} aborted the user stopped the run early
  * @property {string[]} stderr the target's last lines of stderr (or stdout)
  * @property {{ interval: number, profileInterval: number, heapInterval: number }} probe
- * @property {{ cores: number, busyMs: number, ownCpuMs: number, model: string, platform: string, release: string, arch: string, memory: number }} host
+ * @property {{ cores: number, busyMs: number, ownCpuMs: number, model: string, platform: string, release: string, arch: string, memory: number, processes?: import('./processes.js').ProcessCpu[] }} host
+ *   the machine, and what its other processes used during the window (a database the target waits on among them)
  *   the machine, and the CPU it and hotpath itself (with its load threads) used during the load window: what other
  *   processes took is the rest minus the target's
  */
@@ -74,7 +76,9 @@ export async function recordRun (options) {
   const { channel } = target
   let loading = false
   // A probe that connects late (a cluster worker forked mid-run) learns whether the load is on.
-  channel.on('peer', (peer) => peer.send({ type: 'state', loading }))
+  /** @type {number | undefined} */
+  let loadedPort
+  channel.on('peer', (peer) => peer.send({ type: 'state', loading, port: loadedPort }))
 
   let listening
   try {
@@ -95,10 +99,12 @@ export async function recordRun (options) {
 
   const acks = expectAcks(channel, 'started')
   loading = true
-  channel.broadcast({ type: 'load-start', time: Date.now() })
+  loadedPort = listening.port
+  loadedPort = listening.port
+  channel.broadcast({ type: 'load-start', time: Date.now(), port: listening.port })
   await acks.all(3000)
   const windowStart = Date.now()
-  const hostStart = { busy: machineBusyMs(), own: ownCpuMs() }
+  const hostStart = { busy: machineBusyMs(), own: ownCpuMs(), processes: processTimes() }
 
   /** @type {import('../load/result.js').LoadResult | null} */
   let result = null
@@ -125,7 +131,8 @@ export async function recordRun (options) {
     platform: os.platform(),
     release: os.release(),
     arch: os.arch(),
-    memory: os.totalmem()
+    memory: os.totalmem(),
+    processes: busyProcesses(hostStart.processes, processTimes(), new Set([process.pid, target.pid, ...[...channel.peers].map(p => Number(p.hello?.pid) || 0)]))
   }
   loading = false
   const stopped = expectAcks(channel, 'stopped')

@@ -83,3 +83,24 @@ export function fromCaller (frames) {
 export function isInternal (file) {
   return file.startsWith('node:') || file.startsWith('internal/') || file.startsWith(OWN)
 }
+
+/**
+ * The app's own frame where it has one (a call made through an HTTP client library is the app's call), else the
+ * first frame outside Node and hotpath. An anonymous function (a promise executor, a request handler) is named after
+ * the app function it runs in, when the stack shows one.
+ * @param {string[]} frames
+ * @returns {Site | null}
+ */
+export function appSite (frames) {
+  const sites = frames.map(parseFrame)
+  const isApp = (/** @type {Site | null} */ s) => s !== null && !s.file.includes('/node_modules/') && !s.file.startsWith('node:')
+  const i = sites.findIndex(isApp)
+  if (i === -1) return firstUserSite(frames)
+  const site = /** @type {Site} */ (sites[i])
+  if (!isAnonymous(site.function)) return site
+  const named = sites.slice(i + 1).find(s => isApp(s) && !isAnonymous(/** @type {Site} */ (s).function))
+  return { ...site, function: named ? `(anonymous in ${named.function.replace(/^(async|new)\s+/, '')})` : '(anonymous)' }
+}
+
+/** @param {string} name as a stack frame gives it: `<anonymous>`, `Server.<anonymous>` */
+const isAnonymous = (name) => name === '' || name.endsWith('<anonymous>')

@@ -7,6 +7,7 @@ import {
   CATEGORY_TITLE, culpritShare, esc, formatBytes, formatCount, formatMs, formatPercent, formatValue, htmlDocument, htmlTable
 } from './page.js'
 import { readRunProfile } from '../../analysis/run-data.js'
+import { threadCount, threadPlace } from '../doctor-text.js'
 import { reportProfiles } from './profiles.js'
 import { runSeries } from './series.js'
 
@@ -85,7 +86,7 @@ ${runSection(d, runData)}
       runs: [{ label: title, series, decisive: DECISIVE_CHARTS[d.category] ?? [], thresholds: CHART_THRESHOLDS }],
       culprits: d.culprits.map(c => {
         const zoom = profiles.zooms[c.measure === 'allocations' ? 'heap' : 'cpu'][`${c.function}|${c.file}`]
-        return { function: c.function, label: c.label ?? c.function, file: c.file, line: c.line, measure: c.measure, ...(zoom ? { zoom } : {}) }
+        return { function: c.function, label: c.label ?? c.function, file: c.file, line: c.line, measure: c.measure, ...(c.wait ? { wait: { role: c.wait.role } } : {}), ...(zoom ? { zoom } : {}) }
       }),
       flame: profiles
     }
@@ -164,12 +165,13 @@ function culpritsSection (d, profiles) {
     return `<section class="hr-section" id="culprits"><h2>Culprits</h2><p class="hr-muted">${d.category === 'insufficient-data' ? 'None: there is not enough data to blame any code.' : 'No function stands out.'}</p></section>`
   }
   const linked = profiles.cpu !== null || profiles.heap !== null
+  const manyThreads = threadCount(d) > 1
   const items = d.culprits.map((c, i) => {
     const share = culpritShare(c, profiles.heapKind === 'retained' ? 'what stays alive' : 'allocations')
     const calls = (c.calls ?? []).filter(k => k.share >= 0.02).slice(0, 3)
     const bar = c.measure === 'listeners' ? '' : `<span class="hr-bar"><span style="width:${Math.round(Math.min(1, c.share) * 100)}%"></span></span>`
     return `<li class="hr-culprit${linked ? ' hr-linked' : ''}" data-culprit="${i}"${linked ? ' tabindex="0" role="button" title="show it in the flame graph"' : ''}>
-    <div class="hr-c-head"><span class="hr-c-fn"${c.label ? ` title="${esc(c.function)} to V8; named from its source"` : ''}>${esc(c.label ?? c.function)}</span> <span class="hr-c-where">${esc(c.file)}:${esc(c.line)}</span> <span class="hr-c-share hr-m-${esc(c.measure)}">${esc(share)}</span>${bar}<span class="hr-c-kind">${esc(c.kind)}</span></div>
+    <div class="hr-c-head"><span class="hr-c-fn"${c.label ? ` title="${esc(c.function)} to V8; named from its source"` : ''}>${esc(c.label ?? c.function)}</span> <span class="hr-c-where">${esc(c.file)}:${esc(c.line)}</span> <span class="hr-c-share hr-m-${esc(c.measure)}">${esc(share)}</span>${bar}<span class="hr-c-kind">${esc(c.kind)}</span>${manyThreads && c.threads?.length ? ` <span class="hr-c-thread">in ${esc(threadPlace(c.threads))}</span>` : ''}</div>
     ${c.reason ? `<div class="hr-c-reason">${esc(c.reason)}</div>` : ''}
     ${calls.length > 0 ? `<div class="hr-c-calls">time goes to ${calls.map(k => `${esc(k.label ?? k.function)} <span class="hr-muted">(${esc(k.kind === 'app' ? `${k.file}:${k.line}` : k.file || k.kind)})</span> ${esc(formatPercent(k.share, 0))}`).join(', ')}</div>` : ''}
     <div class="hr-c-note" hidden></div>

@@ -34,6 +34,8 @@ export function reportProfiles (diagnosis, data) {
 
   /** @type {FlameData | null} */
   let cpu = null
+  /** @type {import('../../profile/model.js').ProfileModel | null} */
+  let cpuModel = null
   const cpuProfiles = data.threads
     .map(t => ({ profile: readRunProfile(data, t.profiles.cpu), label: threadName(t, data.threads) }))
     .filter(p => p.profile !== null)
@@ -41,8 +43,8 @@ export function reportProfiles (diagnosis, data) {
   const zooms = { cpu: {}, heap: {} }
   if (cpuProfiles.length > 0) {
     try {
-      const model = buildProfile(cpuProfiles.length === 1 ? cpuProfiles[0].profile : cpuProfiles, opts)
-      cpu = forReport(model, cwd, zooms.cpu)
+      cpuModel = buildProfile(cpuProfiles.length === 1 ? cpuProfiles[0].profile : cpuProfiles, opts)
+      cpu = forReport(cpuModel, cwd, zooms.cpu)
     } catch {}
   }
 
@@ -57,7 +59,8 @@ export function reportProfiles (diagnosis, data) {
       const profile = readRunProfile(data, name)
       if (!profile) continue
       try {
-        heap = forReport(buildHeapProfile(profile, opts), cwd, zooms.heap)
+        // As the diagnosis found them: the CPU profile says which app code a package ran (inlined, in the heap's).
+        heap = forReport(buildHeapProfile(profile, opts), cwd, zooms.heap, cpuModel)
         heapKind = retained && t.profiles.heapRetained ? 'retained' : 'allocations'
         break
       } catch {}
@@ -72,11 +75,12 @@ export function reportProfiles (diagnosis, data) {
  * @param {import('../../profile/model.js').ProfileModel} model
  * @param {string} cwd
  * @param {Record<string, Zoom>} zooms filled in
+ * @param {import('../../profile/model.js').ProfileModel | null} [callModel] see findCulprits' `callProfiles`
  * @returns {FlameData}
  */
-function forReport (model, cwd, zooms) {
+function forReport (model, cwd, zooms, callModel = null) {
   const local = (/** @type {string} */ f) => f === '' ? f : displayPath(f, cwd)
-  const data = flameData(model, { culprits: findCulprits(model, { limit: 15 }) })
+  const data = flameData(model, { culprits: findCulprits(model, { limit: 15, ...(callModel ? { callProfiles: [callModel] } : {}) }) })
   for (const c of data.culprits) {
     if (c.zoom) zooms[`${c.function}|${local(c.file)}`] = { ...c.zoom, file: local(c.zoom.file) }
   }

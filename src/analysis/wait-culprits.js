@@ -1,0 +1,124 @@
+import { formatMs } from '../report/format.js'
+import { THRESHOLDS, waitCounts } from './rules.js'
+
+/** @typedef {import('./waits.js').WaitSignal} WaitSignal */
+
+/**
+ * @typedef {object} WaitFacts what requests wait on at a culprit's line, in numbers
+ * @property {'wait' | 'pool'} role `wait`: the line where requests wait; `pool`: where the pool they queue for was
+ *   created (its `pool` says which, with its limit)
+ * @property {import('./waits.js').WaitResource} resource
+ * @property {number} perRequest waits there per request (round trips, for a socket)
+ * @property {number} msPerWait
+ * @property {number | null} msPerTrip the round trip on the wire, for a client socket
+ * @property {number} requests traced requests that waited there
+ * @property {{ perRequest: number, loop: { function: string, file: string, line: number } | null, savedMs: number } | null} sequential
+ * @property {{ perRequest: number } | null} parallel
+ * @property {{ msPerWait: number, others: number } | null} queue
+ * @property {WaitSignal['pool']} pool
+ */
+
+/**
+ * The lines to blame for a server that waits, most time first: where requests wait (an await, a call that takes a
+ * callback, a round trip written there), with what they wait on and how often; for requests that queue for a pooled
+ * connection, first the line that created the pool with its limit.
+ * @param {import('./signals.js').Signals} s
+ * @returns {import('./culprits.js').Culprit[]}
+ */
+export function waitCulprits (s) {
+  /** @type {import('./culprits.js').Culprit[]} */
+  const out = []
+  for (const w of s.waits.sites) {
+    if (w.share < THRESHOLDS.waitShare) continue
+    const pool = poolCulprit(w)
+    if (pool !== null && !out.some(c => c.file === pool.file && c.line === pool.line)) out.push(pool)
+    out.push(siteCulprit(w))
+  }
+  return out
+}
+
+/** @param {WaitSignal} w @returns {import('./culprits.js').Culprit} */
+function siteCulprit (w) {
+  const { name, label } = nameOf(w.site.function, w.site.callers)
+  const queued = w.queue && w.queue.msPerWait >= THRESHOLDS.poolQueueMs ? `; ${formatMs(w.queue.msPerWait)} of each is spent queueing before the round trip (${formatMs(w.msPerTrip ?? 0)}) starts` : ''
+  const seq = w.sequential ? `; one after another${w.sequential.loop ? ` from ${w.sequential.loop.file}:${w.sequential.loop.line}` : ''}: batching would save ~${formatMs(w.sequential.savedMs)} a request` : ''
+  return {
+    function: name,
+    ...(label ? { label } : {}),
+    file: w.site.file,
+    line: w.site.line,
+    share: w.share,
+    kind: /\bnode_modules\b/.test(w.site.file) ? 'dependency' : 'app',
+    measure: 'waits',
+    threads: [{ pid: w.pid, threadId: w.threadId }],
+    reason: `waits on ${w.resource.name}${w.resource.target && !w.resource.name.includes(w.resource.target) ? ` at ${w.resource.target}` : ''}: ${waitCounts(w)}${queued}${seq}`,
+    wait: waitFacts(w, 'wait')
+  }
+}
+
+/**
+ * @param {WaitSignal} w
+ * @returns {import('./culprits.js').Culprit | null}
+ */
+function poolCulprit (w) {
+  const pool = w.pool
+  if (w.queue === null || w.queue.msPerWait < THRESHOLDS.poolQueueMs || pool === null || pool.site === null) return null
+  const share = w.msPerWait > 0 ? w.share * Math.min(1, w.queue.msPerWait / w.msPerWait) : 0
+  const { name } = nameOf(pool.site.function, [])
+  return {
+    function: name,
+    // What the line does, as a person reads it: `new BoundPool`, `new Agent`.
+    ...(pool.class ? { label: `new ${pool.class}` } : {}),
+    file: pool.site.file,
+    line: pool.site.line,
+    share,
+    kind: 'app',
+    measure: 'waits',
+    threads: [{ pid: w.pid, threadId: w.threadId }],
+    reason: `creates the pool of connections to ${pool.endpoint} (${[pool.class, pool.limit ? `${pool.limit.key}: ${pool.limit.value}` : null].filter(Boolean).join(', ')}), all ${pool.connections} busy: requests wait ${formatMs(w.queue.msPerWait)} for a connection, then ${formatMs(w.msPerTrip ?? 0)} for ${w.resource.name}`,
+    wait: waitFacts(w, 'pool')
+  }
+}
+
+/**
+ * What the JSON says of a wait, in numbers.
+ * @param {WaitSignal} w
+ * @param {WaitFacts['role']} role
+ * @returns {WaitFacts}
+ */
+function waitFacts (w, role) {
+  return {
+    role,
+    resource: w.resource,
+    perRequest: round(w.perRequest, 2),
+    msPerWait: round(w.msPerWait, 3),
+    msPerTrip: w.msPerTrip === null ? null : round(w.msPerTrip, 3),
+    requests: w.requests,
+    sequential: w.sequential ? { perRequest: round(w.sequential.perRequest, 1), loop: w.sequential.loop, savedMs: round(w.sequential.savedMs, 3) } : null,
+    parallel: w.parallel ? { perRequest: round(w.parallel.perRequest, 1) } : null,
+    queue: w.queue ? { msPerWait: round(w.queue.msPerWait, 3), others: round(w.queue.others, 3) } : null,
+    pool: w.pool
+  }
+}
+
+/**
+ * A stack frame's function as a culprit names it: V8's name, `(anonymous)` for none, with a label naming the app
+ * function it runs in when there is one.
+ * @param {string} fn as the stack gave it (`handler`, `Server.<anonymous>`, `<anonymous>`)
+ * @param {{ function: string }[]} callers
+ */
+function nameOf (fn, callers) {
+  const bare = fn.replace(/^(async|new)\s+/, '')
+  if (bare !== '' && !bare.endsWith('<anonymous>')) return { name: bare, label: null }
+  const named = callers.find(c => c.function !== '' && !c.function.endsWith('<anonymous>'))
+  return { name: '(anonymous)', label: named ? `(anonymous in ${named.function.replace(/^(async|new)\s+/, '')})` : null }
+}
+
+/**
+ * @param {number} v
+ * @param {number} digits
+ */
+function round (v, digits) {
+  const f = 10 ** digits
+  return Math.round(v * f) / f
+}

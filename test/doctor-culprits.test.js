@@ -1,0 +1,125 @@
+// hotpath doctor's culprits, through the CLI as a user runs it: each says which process and thread it was found in; a
+// busy worker pool is blamed on its own code; and a leak in a framework's route handler is blamed on the handler, not
+// on the framework that runs it.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtemp, readFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { browserSkip, launchBrowser } from './helpers/browser.js'
+import { hotpath, ROOT } from './helpers/cli.js'
+
+/**
+ * The 1-based line of the first line of a file that contains `text`.
+ * @param {string} file relative to the repository
+ * @param {string} text
+ */
+async function lineOf (file, text) {
+  const lines = (await readFile(join(ROOT, file), 'utf8')).split('\n')
+  const i = lines.findIndex(l => l.includes(text))
+  assert.ok(i !== -1, `${file} contains ${text}`)
+  return i + 1
+}
+
+/**
+ * Runs doctor on an example and returns its JSON diagnosis, terminal output and HTML report.
+ * @param {string} example
+ */
+async function doctor (example) {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-culprits-'))
+  const json = join(dir, 'diagnosis.json')
+  const html = join(dir, 'report.html')
+  const r = await hotpath(['doctor', '-d', '5', '--no-progress', '--save', join(dir, 'run'), '--json', json, '--report', html, '--', process.execPath, `examples/${example}/server.js`], { env: { PORT: '0' }, timeout: 90000 })
+  assert.equal(r.code, 0, `doctor exited ${r.code}\n${r.stderr}\n${r.stdout}`)
+  return { d: JSON.parse(await readFile(json, 'utf8')), out: r.stdout, html }
+}
+
+/**
+ * Opens a report, clicks a culprit and returns what the flame graph zoomed to and what the culprit's line says
+ * (null without Chromium).
+ * @param {string} html
+ * @param {number} i the culprit's index
+ */
+async function clickCulprit (html, i) {
+  if (browserSkip) return null
+  const browser = await launchBrowser()
+  try {
+    const { page, errors } = await browser.open(html)
+    await page.click(`.hr-culprit[data-culprit="${i}"]`)
+    const zoomed = await page.evaluate(() => /** @type {any} */ (window).hotpathReport.flame().stats().zoomed)
+    const head = await page.textContent(`.hr-culprit[data-culprit="${i}"] .hr-c-head`) ?? ''
+    const note = await page.textContent(`.hr-culprit[data-culprit="${i}"] .hr-c-note`) ?? ''
+    assert.deepEqual(errors, [])
+    return { zoomed, head, note }
+  } finally {
+    await browser.close()
+  }
+}
+
+/**
+ * @param {any} d
+ * @param {string} signal
+ */
+const evidence = (d, signal) => d.evidence.find((/** @type {any} */ e) => e.signal === signal)
+
+test('worker threads: the busy pool is blamed on the worker\'s own code, with its threads; the main thread\'s culprits stay', async () => {
+  const { d, out, html } = await doctor('worker-threads')
+  assert.equal(d.category, 'healthy')
+  // The premise: the pool is saturated (the load keeps more requests waiting than there are threads).
+  const pool = evidence(d, 'worker-thread-utilization')
+  assert.ok(pool && pool.value >= 0.7, JSON.stringify(pool))
+  const main = d.processes.find((/** @type {any} */ p) => p.serving)
+  const hashing = d.culprits.find((/** @type {any} */ c) => c.file === 'examples/worker-threads/worker.js')
+  assert.ok(hashing, JSON.stringify(d.culprits))
+  assert.equal(hashing.measure, 'cpu')
+  assert.equal(hashing.kind, 'app')
+  assert.equal(hashing.line, await lineOf('examples/worker-threads/worker.js', "createHash('sha256')"))
+  assert.ok(hashing.threads.length >= 1)
+  for (const t of hashing.threads) {
+    assert.equal(t.pid, main.pid)
+    assert.notEqual(t.threadId, 0, 'found in the pool\'s threads, not the main thread')
+  }
+  // The healthy verdict is about the pool: its hottest code first, and the advice names it.
+  assert.equal(d.culprits[0], hashing)
+  assert.ok(d.recommendations.some((/** @type {string} */ r) => r.startsWith('The worker threads are') && r.includes(`examples/worker-threads/worker.js:${hashing.line}`)), d.recommendations.join('\n'))
+  // The main thread's own culprits are still there, with their thread.
+  const served = d.culprits.filter((/** @type {any} */ c) => c.file === 'examples/worker-threads/server.js')
+  assert.ok(served.length > 0, JSON.stringify(d.culprits))
+  for (const c of served) assert.deepEqual(c.threads, [{ pid: main.pid, threadId: 0 }])
+  // Every culprit says where it was found, and a run of several threads shows it.
+  for (const c of d.culprits) assert.ok(Array.isArray(c.threads) && c.threads.length > 0, JSON.stringify(c))
+  assert.match(out, new RegExp(`1\\. on\\('message'\\) callback {2}examples/worker-threads/worker\\.js:${hashing.line} {2}\\(\\d+% of CPU, app, in worker threads? [\\d, and]+ of pid ${main.pid}\\)`))
+  assert.match(out, new RegExp(`examples/worker-threads/server\\.js:\\d+ {2}\\(\\d+% of CPU, app, in main thread of pid ${main.pid}\\)`))
+  // The report says it too, and a click finds the worker's code in the flame graph of every thread.
+  const clicked = await clickCulprit(html, 0)
+  if (clicked) {
+    assert.match(clicked.head, new RegExp(`in worker threads? [\\d, and]+ of pid ${main.pid}`))
+    assert.equal(clicked.zoomed, '(anonymous)', JSON.stringify(clicked))
+  }
+})
+
+test('a leak in a Fastify route handler is blamed on the handler, at the line that keeps the visit, not on Fastify', async () => {
+  const { d, out, html } = await doctor('fastify-leak')
+  assert.equal(d.category, 'memory-leak')
+  const [top] = d.culprits
+  assert.equal(top.measure, 'allocations')
+  assert.equal(top.file, 'examples/fastify-leak/server.js')
+  assert.equal(top.kind, 'app')
+  assert.equal(top.label, "get('/') callback")
+  // the line that keeps the visit (or builds the id it is kept under): both are the handler's
+  const lines = [await lineOf('examples/fastify-leak/server.js', 'visits.set('), await lineOf('examples/fastify-leak/server.js', 'const id =')]
+  assert.ok(lines.includes(top.line), `line ${top.line} (${lines})`)
+  assert.ok(top.share > 0.5, `share ${top.share}`)
+  const main = d.processes.find((/** @type {any} */ p) => p.serving)
+  assert.deepEqual(top.threads, [{ pid: main.pid, threadId: 0 }])
+  assert.ok(!d.culprits.some((/** @type {any} */ c) => c.measure === 'allocations' && /fastify\/lib\/handle-request\.js/.test(c.file)), JSON.stringify(d.culprits))
+  assert.match(d.recommendations[0], /get\('\/'\) callback \(examples\/fastify-leak\/server\.js:\d+\)/)
+  // one thread in the run: no thread to name
+  assert.match(out, /1\. get\('\/'\) callback {2}examples\/fastify-leak\/server\.js:\d+ {2}\(\d+% of what stays alive, app\)|1\. get\('\/'\) callback {2}examples\/fastify-leak\/server\.js:\d+ {2}\(\d+% of allocations, app\)/)
+  // V8 ran the handler inlined into Fastify's function: a click zooms there, where its bytes are drawn, and says so.
+  const clicked = await clickCulprit(html, 0)
+  if (clicked) {
+    assert.doesNotMatch(clicked.head, / in (main|worker) thread/, 'one thread: nothing to tell apart')
+    if (clicked.zoomed !== '(anonymous)') assert.match(clicked.note, /get\('\/'\) callback ran inlined into \S+/)
+  }
+})

@@ -1,0 +1,155 @@
+// hotpath doctor on servers that wait, through the CLI as a user runs it: a real PostgreSQL and Redis (Debian's
+// packages, started here in temporary directories and stopped by PID) driven by the drivers people use (pg, ioredis),
+// a home-made line protocol, timers and worker threads. The first culprit of each is the line the requests wait at,
+// with what they wait on, how often and for how long; an N+1 is called one, and a pool too small is blamed where it is
+// created.
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createServer } from 'node:net'
+import { mkdtemp, readFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { hotpath, ROOT } from './helpers/cli.js'
+import { backendsEnv, stopBackends } from './helpers/backends.js'
+import { missing } from '../examples/backends/backends.js'
+
+/**
+ * The 1-based line of the first line of a file that contains `text`.
+ * @param {string} file relative to the repository
+ * @param {string} text
+ */
+async function lineOf (file, text) {
+  const lines = (await readFile(join(ROOT, file), 'utf8')).split('\n')
+  const i = lines.findIndex(l => l.includes(text))
+  assert.ok(i !== -1, `${file} contains ${text}`)
+  return i + 1
+}
+
+/**
+ * Runs doctor on a server and returns its JSON diagnosis and terminal output.
+ * @param {string} file the server, relative to the repository
+ * @param {Record<string, string>} env
+ * @param {string[]} [extra]
+ */
+async function doctor (file, env, extra = []) {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-waits-'))
+  const json = join(dir, 'diagnosis.json')
+  const r = await hotpath(['doctor', '-d', '4', '--no-progress', '--save', join(dir, 'run'), '--json', json, ...extra, '--', process.execPath, file], { env: { PORT: '0', ...env }, timeout: 120000 })
+  assert.equal(r.code, 0, `doctor exited ${r.code}\n${r.stderr}\n${r.stdout}`)
+  return { d: JSON.parse(await readFile(json, 'utf8')), out: r.stdout }
+}
+
+/**
+ * Asserts that a culprit blames this line for waiting, and returns its wait facts.
+ * @param {any} c
+ * @param {string} file
+ * @param {number} line
+ */
+function assertWaitCulprit (c, file, line) {
+  assert.ok(c, 'there is a culprit')
+  assert.equal(c.measure, 'waits', JSON.stringify(c))
+  assert.equal(c.file, file)
+  assert.equal(c.line, line, `blamed ${c.file}:${c.line} (${c.reason})`)
+  assert.ok(c.share >= 0.5 && c.share <= 1, `share ${c.share}`)
+  assert.ok(c.wait, 'the JSON carries the wait in numbers')
+  return c.wait
+}
+
+after(stopBackends)
+
+describe('waits on PostgreSQL and Redis', { skip: missing().postgres ?? missing().redis ?? false }, () => {
+  /** @type {Record<string, string>} */
+  let env
+  before(async () => { env = await backendsEnv() })
+
+  test('a session store in SQL: the line that awaits the query, with the query and its round trip', async () => {
+    const file = 'examples/sql-sessions/server.js'
+    const { d, out } = await doctor(file, { DATABASE_URL: env.DATABASE_URL })
+    assert.equal(d.category, 'io', d.summary)
+    const wait = assertWaitCulprit(d.culprits[0], file, await lineOf(file, '// the wait'))
+    assert.equal(wait.resource.type, 'postgres')
+    assert.match(wait.resource.op, /^SELECT … FROM sessions WHERE token = \$1$/)
+    assert.equal(wait.resource.target, new URL(env.DATABASE_URL).host)
+    assert.ok(Math.abs(wait.perRequest - 1) < 0.1, `one round trip a request: ${wait.perRequest}`)
+    assert.ok(wait.msPerTrip > 0 && wait.msPerTrip <= wait.msPerWait * 1.05, `trip ${wait.msPerTrip} ms within the wait ${wait.msPerWait} ms`)
+    assert.equal(wait.sequential, null)
+    assert.match(out, /waiting on postgres SELECT … FROM sessions WHERE token = \$1/)
+    // PostgreSQL's own CPU is what the server waits on, not a busy machine.
+    assert.ok(d.evidence.some((/** @type {any} */ e) => e.signal === 'backend-cpu' && /postgres/.test(e.label)), 'the backend is named')
+  })
+
+  test('a cache read one key at a time: an N+1, with the loop and what one MGET would save', async () => {
+    const file = 'examples/cache-n-plus-one/server.js'
+    const { d, out } = await doctor(file, { REDIS_URL: env.REDIS_URL })
+    assert.equal(d.category, 'io', d.summary)
+    const wait = assertWaitCulprit(d.culprits[0], file, await lineOf(file, '// the wait'))
+    assert.equal(wait.resource.type, 'redis')
+    assert.equal(wait.resource.op, 'GET')
+    assert.ok(wait.perRequest >= 18 && wait.perRequest <= 22, `20 round trips a request: ${wait.perRequest}`)
+    assert.ok(wait.sequential, 'one after another')
+    assert.ok(wait.sequential.perRequest >= 18, `sequential ${wait.sequential.perRequest}`)
+    assert.deepEqual(wait.sequential.loop && { file: wait.sequential.loop.file, line: wait.sequential.loop.line }, { file, line: await lineOf(file, '// the loop') })
+    assert.ok(wait.sequential.savedMs > 0.5 * wait.msPerWait * 18, `saves most of 20 trips: ${wait.sequential.savedMs} ms`)
+    assert.ok(d.evidence.some((/** @type {any} */ e) => e.signal === 'sequential-waits' && e.decisive))
+    assert.match(out, /MGET/)
+  })
+
+  test('a pool too small: blamed where it is created, with its limit, then the query', async () => {
+    const file = 'examples/small-pool/server.js'
+    const { d, out } = await doctor(file, { DATABASE_URL: env.DATABASE_URL }, ['-c', '12'])
+    assert.equal(d.category, 'io', d.summary)
+    const pool = assertWaitCulprit(d.culprits[0], file, await lineOf(file, '// the pool'))
+    assert.equal(pool.pool.connections, 2)
+    assert.deepEqual(pool.pool.limit, { key: 'max', value: 2 })
+    assert.ok(pool.queue.msPerWait > pool.msPerTrip, `queueing (${pool.queue.msPerWait} ms) outlasts the query (${pool.msPerTrip} ms)`)
+    const query = d.culprits[1]
+    assert.equal(query.measure, 'waits')
+    assert.equal(query.line, await lineOf(file, '// the query'))
+    assert.match(out, /too small for the concurrency/)
+  })
+})
+
+describe('waits on anything else', () => {
+  /** @type {import('node:net').Server} */
+  let line
+  let linePort = 0
+  before(async () => {
+    // A home-made line protocol: `GET key\n` answered `value\n` 10 ms later.
+    line = createServer((s) => {
+      let buf = ''
+      s.setEncoding('utf8')
+      s.on('error', () => {})
+      s.on('data', (c) => {
+        buf += c
+        let i
+        while ((i = buf.indexOf('\n')) !== -1) {
+          buf = buf.slice(i + 1)
+          setTimeout(() => { if (!s.destroyed) s.write('value\n') }, 10)
+        }
+      })
+    })
+    await new Promise(resolve => line.listen(0, '127.0.0.1', () => resolve(undefined)))
+    linePort = /** @type {import('node:net').AddressInfo} */ (line.address()).port
+  })
+  after(() => new Promise(resolve => { line.close(() => resolve(undefined)) }))
+
+  const file = 'test/fixtures/servers/waits.js'
+  for (const [kind, type, op] of /** @type {const} */ ([
+    ['line', 'tcp', 'GET'],
+    ['line-callback', 'tcp', 'GET'],
+    ['timer', 'timer', 'setTimeout 30 ms'],
+    ['worker', 'worker', 'message'],
+    // bytes that name nothing, named by what the client announced on mysql2's tracing channel
+    ['driver', 'mysql', 'SELECT name FROM users WHERE id = ?']
+  ])) {
+    test(`${kind}: the waiting line, and on what`, async () => {
+      const { d } = await doctor(file, { WAIT: kind, LINE_PORT: String(linePort) }, ['-d', '3'])
+      assert.equal(d.category, 'io', d.summary)
+      const wait = assertWaitCulprit(d.culprits[0], file, await lineOf(file, `// wait: ${kind}`))
+      assert.equal(wait.resource.type, type)
+      assert.equal(wait.resource.op, op)
+      if (type === 'tcp') assert.equal(wait.resource.target, `127.0.0.1:${linePort}`)
+      assert.ok(Math.abs(wait.perRequest - 1) < 0.1, `one wait a request: ${wait.perRequest}`)
+    })
+  }
+})
