@@ -80,7 +80,7 @@ export function collectCulprits (data, signals, category, opts = {}) {
   // A server that waits is to blame where its requests wait: the lines the wait tracer found, then the outgoing
   // HTTP calls it timed that take a real part of its time (all of them, when no request could be traced).
   if (category === 'io') {
-    for (const c of waitCulprits(signals)) {
+    for (const c of waitCulprits(signals, cwd)) {
       if (out.length < 3) out.push(c)
     }
     const traced = new Set(out.map(c => `${c.file}:${c.line}`))

@@ -107,10 +107,11 @@ export const RULES = [
     category: 'io',
     // waiting on something outside the process — not on its own busy worker threads
     // The loop idles; or, where the probe traced the requests' waits and found most of their time in them, it is
-    // not saturated (a machine busy with the server's own database makes its loop read half busy).
-    holds: (s) => (s.loop.utilization < THRESHOLDS.idle || (s.waits.attributed >= THRESHOLDS.waitedShare && s.loop.utilization < THRESHOLDS.busy)) &&
+    // not saturated (a machine busy with the server's own database makes its loop read half busy; a client that
+    // makes many round trips a request spends more than half a core at a few hundred requests a second).
+    holds: (s) => (s.loop.utilization < THRESHOLDS.idle || (waited(s) && s.loop.utilization < THRESHOLDS.busy)) &&
       s.helpers.utilization < THRESHOLDS.busy &&
-      s.cpu.percent < THRESHOLDS.waitingCores * s.servingProcesses &&
+      s.cpu.percent < (waited(s) ? THRESHOLDS.busy : THRESHOLDS.waitingCores) * s.servingProcesses &&
       s.requests.serverTimeMean >= THRESHOLDS.serverTime &&
       s.cpu.perRequestMs <= THRESHOLDS.cpuOfServerTime * s.requests.serverTimeMean,
     decisive: ['server-time', 'event-loop-utilization'],
@@ -138,6 +139,15 @@ function isLeak (s) {
     return t.t >= 2 * THRESHOLDS.leakT && t.growth >= 2 * THRESHOLDS.leakBytes && t.growth >= THRESHOLDS.leakRatio * t.start
   }
   return t.t >= THRESHOLDS.leakT && t.growth >= THRESHOLDS.leakBytes && t.growth >= THRESHOLDS.leakRatio * t.start
+}
+
+/**
+ * Whether the traced requests spent most of their time in waits at known lines: direct evidence of a server that
+ * waits, which the io rule takes over the loop's and the CPU's figures up to `busy`.
+ * @param {Signals} s
+ */
+function waited (s) {
+  return s.waits.attributed >= THRESHOLDS.waitedShare
 }
 
 /**

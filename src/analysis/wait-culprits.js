@@ -1,4 +1,8 @@
+import { isAbsolute, resolve } from 'node:path'
 import { formatMs } from '../report/format.js'
+import { labelAt } from '../profile/function-labels.js'
+import { scriptIndex } from '../profile/script-index.js'
+import { SourceCache } from '../profile/sources.js'
 import { THRESHOLDS, waitCounts } from './rules.js'
 
 /** @typedef {import('./waits.js').WaitSignal} WaitSignal */
@@ -23,23 +27,35 @@ import { THRESHOLDS, waitCounts } from './rules.js'
  * callback, a round trip written there), with what they wait on and how often; for requests that queue for a pooled
  * connection, first the line that created the pool with its limit.
  * @param {import('./signals.js').Signals} s
+ * @param {string} cwd the target's working directory, which the sites' files are relative to
  * @returns {import('./culprits.js').Culprit[]}
  */
-export function waitCulprits (s) {
+export function waitCulprits (s, cwd) {
   /** @type {import('./culprits.js').Culprit[]} */
   const out = []
+  const sources = new SourceCache()
   for (const w of s.waits.sites) {
     if (w.share < THRESHOLDS.waitShare) continue
     const pool = poolCulprit(w)
     if (pool !== null && !out.some(c => c.file === pool.file && c.line === pool.line)) out.push(pool)
-    out.push(siteCulprit(w))
+    out.push(siteCulprit(w, sources, cwd))
   }
   return out
 }
 
-/** @param {WaitSignal} w @returns {import('./culprits.js').Culprit} */
-function siteCulprit (w) {
-  const { name, label } = nameOf(w.site.function, w.site.callers)
+/**
+ * @param {WaitSignal} w
+ * @param {SourceCache} sources
+ * @param {string} cwd what the site's file is relative to
+ * @returns {import('./culprits.js').Culprit}
+ */
+function siteCulprit (w, sources, cwd) {
+  const named = nameOf(w.site.function, w.site.callers)
+  const name = named.name
+  // An anonymous function is named from the source around it, as the CPU culprits are (`get('/') callback`).
+  const label = name === '(anonymous)'
+    ? labelAt(scriptIndex(sources, isAbsolute(w.site.file) ? w.site.file : resolve(cwd, w.site.file)), w.site.line, Math.max(0, w.site.column - 1)) ?? named.label
+    : named.label
   const queued = w.queue && w.queue.msPerWait >= THRESHOLDS.poolQueueMs ? `; ${formatMs(w.queue.msPerWait)} of each is spent queueing before the round trip (${formatMs(w.msPerTrip ?? 0)}) starts` : ''
   const seq = w.sequential ? `; one after another${w.sequential.loop ? ` from ${w.sequential.loop.file}:${w.sequential.loop.line}` : ''}: batching would save ~${formatMs(w.sequential.savedMs)} a request` : ''
   return {

@@ -2,7 +2,7 @@
 // (`createServer callback`, `on('data') callback`, `new Promise callback`), the named function it is written in
 // (`(anonymous in buildReport)`), both (`map callback in buildReport`), or `(top level)` for a script's own code. Only
 // words of the source are used; when the source says nothing, there is no label.
-import { KEYWORDS, previousCode } from './script-index.js'
+import { KEYWORDS, matching, previousCode } from './script-index.js'
 
 /** @typedef {import('./script-index.js').ScriptIndex} ScriptIndex */
 
@@ -28,6 +28,71 @@ export function functionLabel (index, line, column) {
   if (callee) return `${callee} callback`
   if (outer) return `(anonymous in ${outer.name})`
   return null
+}
+
+/** Blocks looked at, going out from a position, for the function that holds it. */
+const MAX_BLOCKS = 64
+
+/**
+ * The label of the anonymous function that holds a position (a stack frame's line and column: an `await` inside an
+ * arrow passed to `app.get`), read from the source as functionLabel does; null when the source says nothing.
+ * @param {ScriptIndex | null} index
+ * @param {number} line 1-based
+ * @param {number} column 0-based
+ * @returns {string | null}
+ */
+export function labelAt (index, line, column) {
+  if (!index) return null
+  const at = index.offset(line, column)
+  if (at < 0) return null
+  const m = index.masked
+  let from = at
+  for (let n = 0; n < MAX_BLOCKS; n++) {
+    const open = m.lastIndexOf('{', from - 1)
+    if (open < 0) return null
+    from = open
+    const close = matching(m, open)
+    if (close !== -1 && close < at) continue
+    const start = functionStartOfBody(m, open)
+    if (start === -1) continue
+    const { line: l, column: c } = index.position(start)
+    return functionLabel(index, l, c)
+  }
+  return null
+}
+
+/**
+ * Where the function whose body opens at `open` starts, as V8 counts it (its parameter list, or `async` before an
+ * arrow's), or -1 when the block is not a function's body (an `if`, a loop, an object).
+ * @param {string} m masked text
+ * @param {number} open offset of the body's `{`
+ */
+function functionStartOfBody (m, open) {
+  let i = skipSpaceBack(m, open - 1)
+  const arrow = m[i] === '>' && m[i - 1] === '='
+  if (arrow) i = skipSpaceBack(m, i - 2)
+  if (m[i] !== ')') {
+    // `x => {`: one bare parameter
+    if (!arrow) return -1
+    const word = wordEndingAt(m, i)
+    return word ? asyncStart(m, word.start) : -1
+  }
+  const paren = openerBefore(m, i - 1)
+  if (paren < 0 || m[paren] !== '(') return -1
+  if (arrow) return asyncStart(m, paren)
+  // `function name (…) {`, `name (…) {` in a class or object: not `if (…) {`, `for (…) {`, `catch (…) {`
+  const name = wordBefore(m, paren)
+  if (name && KEYWORDS.has(name.word) && name.word !== 'function') return -1
+  return paren
+}
+
+/**
+ * @param {string} m
+ * @param {number} s where an arrow's parameters start
+ */
+function asyncStart (m, s) {
+  const w = wordBefore(m, s)
+  return w && w.word === 'async' ? w.start : s
 }
 
 /**

@@ -14,6 +14,8 @@ import { appSite, captureStack } from './stack.js'
  * @property {number} id
  * @property {number} start performance.now() of the first write
  * @property {number} end performance.now() of the read that completed it (0 while in flight)
+ * @property {boolean} [certain] false when the protocol's replies cannot be counted and other trips were in flight:
+ *   the read may have answered one of them instead
  * @property {string} protocol 'postgres', 'redis', 'mysql', 'mongodb', 'http', … or 'tcp' when not recognised
  * @property {string | null} op the operation, as protocols.js names it (`SELECT … FROM t WHERE id = $1`, `GET`)
  * @property {string} endpoint `127.0.0.1:5432`, or a unix socket's path
@@ -53,6 +55,9 @@ import { appSite, captureStack } from './stack.js'
  * @typedef {EndpointStats & { stacks: number, busy: number, ops: Map<string, TripStats & { stacks: number }> }} Endpoint
  */
 
+/** What the in-flight list holds for an operation written while trips are not timed. */
+const UNTIMED = /** @type {Trip} */ (/** @type {unknown} */ (Object.freeze({})))
+
 /** Operations kept per endpoint; more distinct ones are counted under `op: null`. */
 const MAX_OPS = 50
 /** Stacks taken per operation while looking for the app's call site (a stack costs a few µs). */
@@ -62,10 +67,15 @@ const STACKS_PER_ENDPOINT = 3
 
 /**
  * @typedef {object} TraceHooks what the wait tracer needs from client sockets (see waits.js)
+ * @property {() => boolean} active whether it traces now: trips are timed only then
  * @property {() => any} onWrite called as a trip starts: what to remember of the traced request making it (or undefined)
  * @property {(trips: Trip[], count: number) => void} onRead called as a read completes trips, before the client sees
  *   the bytes, so that what runs next knows which trips it is the answer to
  * @property {(trip: Trip) => void} onTrip called when a trip that carries a trace completes
+ * @property {(trips: Trip[]) => unknown} resume called before the client sees a read that completed these trips: when
+ *   they are one traced request's, what the client's callbacks do next belongs to it (a callback-style driver calls
+ *   them from its socket's 'data' handler, outside the request's async context); returns what `resumed` undoes
+ * @property {(token: unknown) => void} resumed called once the client has seen the read
  */
 
 /**
@@ -171,18 +181,33 @@ export class SocketWatcher {
     })
 
     const write = socket.write
-    socket.write = function watchedWrite (chunk) {
+    /**
+     * @this {net.Socket}
+     * @param {any} chunk
+     * @param {any} encoding
+     * @param {any} cb
+     */
+    function watchedWrite (chunk, encoding, cb) {
       if (watchers.has(watcher)) {
         try { started(chunk) } catch {}
       }
-      return Reflect.apply(write, this, arguments)
+      return write.call(this, chunk, encoding, cb)
     }
+    socket.write = /** @type {any} */ (watchedWrite)
     const push = socket.push
-    socket.push = function watchedPush (chunk) {
+    socket.push = function watchedPush (chunk, encoding) {
+      /** @type {unknown} */
+      let resumed
       if (chunk !== null && chunk !== undefined && watchers.has(watcher)) {
-        try { answered(chunk) } catch {}
+        try { resumed = answered(chunk) } catch {}
       }
-      return Reflect.apply(push, this, arguments)
+      if (resumed === undefined) return push.call(this, chunk, encoding)
+      // The client's reply callbacks run inside this push ('data'): they continue the request that wrote the trip.
+      try {
+        return push.call(this, chunk, encoding)
+      } finally {
+        watcher.trace?.resumed(resumed)
+      }
     }
 
     /** @param {unknown} chunk */
@@ -191,23 +216,9 @@ export class SocketWatcher {
       // A write that starts no operation of its own (the Bind/Execute/Sync after a Parse, the rest of a long
       // message, a message that gets no reply) starts no trip.
       if (sniffed === null) return
-      const now = performance.now()
-      // Bytes that say nothing are named by what a driver announced in the same synchronous run, if it did.
-      const announced = sniffed.op === null || sniffed.protocol === 'tcp' || sniffed.protocol === 'tls' ? watcher.drivers?.current() ?? null : null
-      if (announced !== null) {
-        sniffed.protocol = /** @type {any} */ (announced.protocol)
-        sniffed.op = announced.op
-      }
       if (sniffed.protocol !== 'tcp') protocol = sniffed.protocol
       const e = endpointOf()
       if (e.protocol === 'tcp' && protocol !== 'tcp') e.protocol = protocol
-      /** @type {Trip} */
-      const trip = { id: watcher.#nextId++, start: now, end: 0, protocol, op: sniffed.op, endpoint: e.endpoint, owners: e.owners, stats: SocketWatcher.statsOf(e, sniffed.op, protocol) }
-      const trace = watcher.trace?.onWrite()
-      if (trace !== undefined) trip.trace = trace
-      watcher.#site(trip, socket.write)
-      watcher.#last = { trip, e, context: executionAsyncId() }
-      pending.push(trip)
       if (inFlight === 0) {
         e.busy++
         if (e.busy > e.maxBusy) e.maxBusy = e.busy
@@ -215,21 +226,57 @@ export class SocketWatcher {
       inFlight++
       e.inFlight++
       if (e.inFlight > e.maxInFlight) e.maxInFlight = e.inFlight
-    }
-
-    /** @param {unknown} chunk */
-    function answered (chunk) {
-      if (pending.length === head) {
-        sniffer.reads(/** @type {any} */ (chunk))
+      // Trips are timed while the wait tracer runs, the only reader of their times; between, the sniffer keeps its
+      // place in the protocol, and the connection counts how many it has in flight (what a pool's size shows in).
+      if (watcher.trace === null || !watcher.trace.active()) {
+        pending.push(UNTIMED)
         return
       }
+      // Bytes that say nothing are named by what a driver announced in the same synchronous run, if it did.
+      const announced = sniffed.op === null || sniffed.protocol === 'tcp' || sniffed.protocol === 'tls' ? watcher.drivers?.current() ?? null : null
+      const op = announced?.op ?? sniffed.op
+      if (announced !== null) protocol = announced.protocol
+      /** @type {Trip} */
+      const trip = { id: watcher.#nextId++, start: performance.now(), end: 0, protocol, op, endpoint: e.endpoint, owners: e.owners, stats: SocketWatcher.statsOf(e, op, protocol) }
+      const trace = watcher.trace.onWrite()
+      if (trace !== undefined) trip.trace = trace
+      watcher.#site(trip, socket.write)
+      watcher.#last = { trip, e, context: executionAsyncId() }
+      pending.push(trip)
+    }
+
+    /**
+     * @param {unknown} chunk
+     * @returns {unknown} what the tracer needs to undo once the client has seen the chunk, if anything
+     */
+    function answered (chunk) {
       const counted = sniffer.reads(/** @type {any} */ (chunk))
-      // Unknown protocols: a read answers the oldest trip.
+      if (pending.length === head) return
+      // Unknown protocols: a read answers the oldest trip — surely only when it was the only one in flight.
+      const certain = counted >= 0 || pending.length - head === 1
       const n = Math.min(counted < 0 ? 1 : counted, pending.length - head)
       if (n === 0) return
-      const now = performance.now()
-      const done = pending.slice(head, head + n)
+      const from = head
       head += n
+      const e = endpointOf()
+      inFlight -= n
+      e.inFlight -= n
+      if (inFlight === 0) e.busy--
+      /** @type {Trip[] | null} */
+      let done = null
+      let now = 0
+      for (let i = from; i < head; i++) {
+        const trip = pending[i]
+        if (trip === UNTIMED) continue
+        if (done === null) {
+          done = []
+          now = performance.now()
+        }
+        trip.end = now
+        trip.certain = certain
+        watcher.#count(trip)
+        done.push(trip)
+      }
       if (head === pending.length) {
         pending.length = 0
         head = 0
@@ -237,19 +284,13 @@ export class SocketWatcher {
         pending.splice(0, head)
         head = 0
       }
-      const e = endpointOf()
-      inFlight -= n
-      e.inFlight -= n
-      if (inFlight === 0) e.busy--
-      for (const trip of done) {
-        trip.end = now
-        watcher.#count(trip)
-      }
       const hooks = watcher.trace
-      if (hooks !== null) {
-        hooks.onRead(done, n)
+      if (hooks !== null && done !== null) {
+        hooks.onRead(done, done.length)
         for (const trip of done) if (trip.trace !== undefined) hooks.onTrip(trip)
+        return hooks.resume(done)
       }
+      return undefined
     }
   }
 

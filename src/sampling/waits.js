@@ -153,9 +153,12 @@ export class WaitTracer {
     })
     /** @type {import('./sockets.js').TraceHooks} */
     this.socketHooks = {
+      active: () => this.#enabled,
       onWrite: () => this.#onWrite(),
       onRead: (trips) => { this.#causeTrips = trips },
-      onTrip: (trip) => this.#onTrip(trip)
+      onTrip: (trip) => this.#onTrip(trip),
+      resume: (trips) => this.#resume(trips),
+      resumed: (token) => this.#resumed(token)
     }
   }
 
@@ -329,6 +332,34 @@ export class WaitTracer {
     return { trace, stack, parent: current[SPAN] ?? null }
   }
 
+  /**
+   * A read answered round trips; when they are all one traced request's, the callbacks the client runs inside the read
+   * continue that request: the read's async resource carries its context until the client has seen the read.
+   * @param {Trip[]} trips
+   * @returns {unknown} what #resumed undoes
+   */
+  #resume (trips) {
+    if (!this.#enabled) return undefined
+    /** @type {Trace | undefined} */
+    let trace
+    for (const trip of trips) {
+      const t = trip.trace?.trace
+      if (t === undefined) continue
+      if (trace !== undefined && t !== trace) return undefined
+      trace = t
+    }
+    if (trace === undefined || trace.end !== 0 || trace.abandoned) return undefined
+    const r = /** @type {any} */ (executionAsyncResource())
+    if (r === null || typeof r !== 'object' || r[CTX] !== undefined) return undefined
+    r[CTX] = trace
+    return r
+  }
+
+  /** @param {unknown} token the resource #resume gave a context */
+  #resumed (token) {
+    if (token !== null && typeof token === 'object') /** @type {any} */ (token)[CTX] = undefined
+  }
+
   /** @param {Trip} trip a round trip written from a traced request, now answered */
   #onTrip (trip) {
     const { trace, stack, parent } = trip.trace
@@ -362,8 +393,9 @@ export class WaitTracer {
         this.#resourceId(resource),
         this.#kindId(span.kind),
         this.#causeId(trip ?? span.cause ?? span),
-        trip !== null ? round(trip.end - trip.start) : -1,
-        trip === null ? -1 : trip.trace?.trace === trace ? 1 : 0,
+        // A trip a read may not have answered (uncounted replies, others in flight) times nothing.
+        trip !== null && trip.certain !== false ? round(trip.end - trip.start) : -1,
+        trip === null || trip.certain === false ? -1 : trip.trace?.trace === trace ? 1 : 0,
         parent === null ? -1 : /** @type {number} */ (kept.get(parent))
       ])
     }
