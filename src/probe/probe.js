@@ -24,8 +24,8 @@ const NO_GC = Object.freeze({ count: 0, duration: 0 })
  * that where the thread has CPU to spare: all the time while it is at most this busy (a server that waits idles)…
  */
 const TRACE_ALWAYS_BELOW = 0.3
-/** …a fifth of the time up to this busy… */
-const TRACE_SOME_BELOW = 0.85
+/** …a fifth of the time up to this busy: the `busy` threshold above which no verdict blames waits (rules.js)… */
+const TRACE_SOME_BELOW = 0.7
 const SOME = 0.2
 /** …and never above it: a busy server computes, and would pay for the hooks in throughput. Decided every slot. */
 const SLOT_SAMPLES = 10
@@ -137,8 +137,9 @@ export class Probe {
    * @param {import('../sampling/sampler.js').Sample} sample
    */
   armWaits (sample) {
-    // The thread's own CPU time where it is measured: libuv's utilisation reads high while the CPU profiler runs.
-    const busy = sample.thread && sample.interval > 0 ? Math.min(1, sample.thread.cpu / sample.interval) : sample.utilization
+    // The time the thread ran or wanted to run (its CPU and run-queue time), where it is measured: libuv's utilisation
+    // reads high while the CPU profiler runs.
+    const busy = sample.thread && sample.interval > 0 ? Math.min(1, (sample.thread.cpu + sample.thread.wait) / sample.interval) : sample.utilization
     this.busy += 0.05 * (busy - this.busy)
     if (++this.slot < SLOT_SAMPLES) return
     this.slot = 0
