@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { benchArgs, median } from './lib/measure.js'
-import { startLineStore } from './lib/line-store.js'
+import { startLineStore } from './lib/line-protocol.js'
 
 const args = benchArgs({ duration: '8', rounds: '8', servers: 'hello,json,waits', variants: 'off,hotpath-probe,hotpath-flame,hotpath-doctor,clinic-doctor,clinic-flame,0x' })
 const quick = args.quick === 'true'

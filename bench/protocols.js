@@ -4,23 +4,11 @@
 //
 //   node bench/protocols.js                 ROUNDS=7 ITERATIONS=200000
 import { createSniffer } from '../src/sampling/protocols.js'
+import { cstr, pg } from '../test/helpers/wire.js'
 
 const ROUNDS = Number(process.env.ROUNDS ?? 7)
 const ITERATIONS = Number(process.env.ITERATIONS ?? 200000)
 
-/**
- * @param {string} type
- * @param {Buffer[]} parts
- */
-function pg (type, ...parts) {
-  const body = Buffer.concat(parts)
-  const head = Buffer.alloc(5)
-  head.write(type, 0, 'latin1')
-  head.writeInt32BE(body.length + 4, 1)
-  return Buffer.concat([head, body])
-}
-/** @param {string} s */
-const cstr = (s) => Buffer.from(`${s}\0`)
 const zeros = (/** @type {number} */ n) => Buffer.alloc(n)
 
 const sql = 'SELECT id, user_id, data, expires_at FROM sessions WHERE id = $1'

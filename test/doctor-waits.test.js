@@ -5,13 +5,13 @@
 // created.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { createServer } from 'node:net'
 import { mkdtemp, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { hotpath, ROOT } from './helpers/cli.js'
 import { backendsEnv, stopBackends } from './helpers/backends.js'
 import { missing } from '../examples/backends/backends.js'
+import { startLineStore } from '../bench/lib/line-protocol.js'
 
 /**
  * The 1-based line of the first line of a file that contains `text`.
@@ -110,28 +110,15 @@ describe('waits on PostgreSQL and Redis', { skip: missing().postgres ?? missing(
 })
 
 describe('waits on anything else', () => {
-  /** @type {import('node:net').Server} */
+  /** @type {{ port: number, close: () => Promise<void> }} */
   let line
   let linePort = 0
   before(async () => {
-    // A home-made line protocol: `GET key\n` answered `value\n` 10 ms later.
-    line = createServer((s) => {
-      let buf = ''
-      s.setEncoding('utf8')
-      s.on('error', () => {})
-      s.on('data', (c) => {
-        buf += c
-        let i
-        while ((i = buf.indexOf('\n')) !== -1) {
-          buf = buf.slice(i + 1)
-          setTimeout(() => { if (!s.destroyed) s.write('value\n') }, 10)
-        }
-      })
-    })
-    await new Promise(resolve => line.listen(0, '127.0.0.1', () => resolve(undefined)))
-    linePort = /** @type {import('node:net').AddressInfo} */ (line.address()).port
+    // A home-made line protocol: `GET key\n` answered 10 ms later.
+    line = await startLineStore(10)
+    linePort = line.port
   })
-  after(() => new Promise(resolve => { line.close(() => resolve(undefined)) }))
+  after(() => line.close())
 
   const file = 'test/fixtures/servers/waits.js'
   for (const [kind, type, op] of /** @type {const} */ ([

@@ -113,16 +113,12 @@ export class WaitTracer {
   #live = new Set()
   /** @type {Trace[]} */
   #finished = []
-  /** @type {Map<string, number>} */
-  #siteIds = new Map()
-  /** @type {WaitSite[]} */
-  #newSites = []
-  /** @type {Map<string, number>} */
-  #resourceIds = new Map()
-  /** @type {string[][]} */
-  #newResources = []
-  /** @type {Map<string, number>} */
-  #kindIds = new Map()
+  /** @type {Table<WaitSite>} */
+  #sites = new Table()
+  /** @type {Table<string[]>} */
+  #resources = new Table()
+  /** @type {Table<string>} */
+  #kinds = new Table()
   /** @type {WeakMap<object, number>} */
   #causeIds = new WeakMap()
   #nextCauseId = 1
@@ -250,16 +246,8 @@ export class WaitTracer {
   take () {
     const finished = this.#finished
     this.#finished = []
-    const siteStart = this.#siteIds.size - this.#newSites.length
-    const resourceStart = this.#resourceIds.size - this.#newResources.length
-    const kindStart = this.#kindIds.size
     const traces = finished.map(t => this.#record(t))
-    const sites = /** @type {[number, WaitSite][]} */ (this.#newSites.map((s, i) => [siteStart + i, s]))
-    const resources = /** @type {[number, string[]][]} */ (this.#newResources.map((r, i) => [resourceStart + i, r]))
-    const kinds = /** @type {[number, string][]} */ ([...this.#kindIds].filter(([, id]) => id >= kindStart).map(([k, id]) => [id, k]))
-    this.#newSites = []
-    this.#newResources = []
-    return { traces, sites, resources, kinds }
+    return { traces, sites: this.#sites.fresh(), resources: this.#resources.fresh(), kinds: this.#kinds.fresh() }
   }
 
   /**
@@ -389,9 +377,9 @@ export class WaitTracer {
       spans.push([
         round(span.t0 - trace.start),
         round(span.t1 - span.t0),
-        site === null ? -1 : this.#siteId(site),
-        this.#resourceId(resource),
-        this.#kindId(span.kind),
+        site === null ? -1 : this.#sites.id(`${site.file}:${site.line}:${site.column}|${site.function}|${site.api ?? ''}|${site.callers.map(c => `${c.file}:${c.line}`).join(',')}`, site),
+        this.#resources.id(resource.join('\u0000'), resource),
+        this.#kinds.id(span.kind, span.kind),
         this.#causeId(trip ?? span.cause ?? span),
         // A trip a read may not have answered (uncounted replies, others in flight) times nothing.
         trip !== null && trip.certain !== false ? round(trip.end - trip.start) : -1,
@@ -400,40 +388,6 @@ export class WaitTracer {
       ])
     }
     return { time: Math.round(performance.timeOrigin + trace.start), ms: round(trace.end - trace.start), spans }
-  }
-
-  /** @param {WaitSite} site */
-  #siteId (site) {
-    const key = `${site.file}:${site.line}:${site.column}|${site.function}|${site.api ?? ''}|${site.callers.map(c => `${c.file}:${c.line}`).join(',')}`
-    let id = this.#siteIds.get(key)
-    if (id === undefined) {
-      id = this.#siteIds.size
-      this.#siteIds.set(key, id)
-      this.#newSites.push(site)
-    }
-    return id
-  }
-
-  /** @param {string[]} resource [type, op, target] */
-  #resourceId (resource) {
-    const key = resource.join('\u0000')
-    let id = this.#resourceIds.get(key)
-    if (id === undefined) {
-      id = this.#resourceIds.size
-      this.#resourceIds.set(key, id)
-      this.#newResources.push(resource)
-    }
-    return id
-  }
-
-  /** @param {string} kind */
-  #kindId (kind) {
-    let id = this.#kindIds.get(kind)
-    if (id === undefined) {
-      id = this.#kindIds.size
-      this.#kindIds.set(kind, id)
-    }
-    return id
   }
 
   /** @param {unknown} cause */
@@ -445,6 +399,38 @@ export class WaitTracer {
       this.#causeIds.set(cause, id)
     }
     return id
+  }
+}
+
+/**
+ * Values given small ids, each written once: the sites, resources and kinds the traces name by id.
+ * @template T
+ */
+class Table {
+  /** @type {Map<string, number>} */
+  #ids = new Map()
+  /** @type {[number, T][]} */
+  #fresh = []
+
+  /**
+   * @param {string} key
+   * @param {T} value
+   */
+  id (key, value) {
+    let id = this.#ids.get(key)
+    if (id === undefined) {
+      id = this.#ids.size
+      this.#ids.set(key, id)
+      this.#fresh.push([id, value])
+    }
+    return id
+  }
+
+  /** @returns {[number, T][]} the values given an id since the last call */
+  fresh () {
+    const out = this.#fresh
+    this.#fresh = []
+    return out
   }
 }
 

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict'
 import net from 'node:net'
 import { createRequire } from 'node:module'
 import { createSniffer, foldSql } from '../../src/sampling/protocols.js'
+import { cstr, pg } from '../helpers/wire.js'
 
 const require = createRequire(import.meta.url)
 /**
@@ -59,21 +60,6 @@ function splits (bytes) {
 
 // ---------------------------------------------------------------------------------------------------------------
 // PostgreSQL wire messages
-
-/** @param {string} s */
-const cstr = (s) => Buffer.from(`${s}\0`)
-
-/**
- * @param {string} type
- * @param {Buffer[]} parts
- */
-function pg (type, ...parts) {
-  const body = Buffer.concat(parts)
-  const head = Buffer.alloc(5)
-  head.write(type, 0, 'latin1')
-  head.writeInt32BE(body.length + 4, 1)
-  return Buffer.concat([head, body])
-}
 
 /** @param {number} n */
 function int16 (n) {

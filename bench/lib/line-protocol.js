@@ -1,6 +1,37 @@
-// The store bench/servers/waits.js waits on: a line protocol (`GET key\n` → `value\n`), answered after `delay` ms
-// (0: at once), in order per connection.
+// A home-made line protocol (`GET key\n` → `value\n`, answered in order per connection): the store that
+// bench/servers/waits.js and the doctor's wait tests wait on, and the client they use.
 import net from 'node:net'
+
+/** One connection to a line store: requests written in turn, their callbacks called in order as replies arrive. */
+export class LineClient {
+  /** @param {number} port */
+  constructor (port) {
+    this.socket = net.connect(port, '127.0.0.1')
+    this.socket.setNoDelay(true)
+    this.socket.setEncoding('utf8')
+    this.buffer = ''
+    /** @type {((value: string) => void)[]} */
+    this.waiting = []
+    this.socket.on('data', (/** @type {string} */ chunk) => {
+      this.buffer += chunk
+      let i
+      while ((i = this.buffer.indexOf('\n')) !== -1) {
+        const line = this.buffer.slice(0, i)
+        this.buffer = this.buffer.slice(i + 1)
+        this.waiting.shift()?.(line)
+      }
+    })
+  }
+
+  /**
+   * @param {string} key
+   * @param {(value: string) => void} cb
+   */
+  get (key, cb) {
+    this.waiting.push(cb)
+    this.socket.write(`GET ${key}\n`)
+  }
+}
 
 /**
  * @param {number} delay ms before each answer
