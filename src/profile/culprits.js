@@ -377,23 +377,33 @@ function appCallees (model, index, callProfiles) {
     /** @type {Set<string>} */
     const seen = new Set()
     for (const node of other.nodes) {
-      if (node.parent < 0) continue
-      const caller = other.frames[other.nodes[node.parent].frame]
       const callee = other.frames[node.frame]
-      const key = `${caller.id}:${callee.id}`
-      if (caller.kind !== 'dependency' || callee.kind !== 'app' || seen.has(key)) continue
-      seen.add(key)
-      // A package function this profile never charged has nothing to give back.
-      const d = other === model ? caller.id : index.find(scriptOf(caller))
-      if (d === undefined) continue
-      const a = other === model ? callee.id : index.forFrame(callee)
-      const list = out.get(d)
-      if (!list) out.set(d, [a])
-      else if (!list.includes(a)) list.push(a)
+      if (callee.kind !== 'app') continue
+      // Each package frame of the run of them above the app frame runs it: V8 may have inlined the package's inner
+      // functions into an outer one in one profile and not in another, so the heap may charge any of them.
+      let up = node.parent
+      for (let depth = 0; up >= 0 && depth < PACKAGE_RUN; depth++) {
+        const caller = other.frames[other.nodes[up].frame]
+        if (caller.kind !== 'dependency') break
+        up = other.nodes[up].parent
+        const key = `${caller.id}:${callee.id}`
+        if (seen.has(key)) continue
+        seen.add(key)
+        // A package function this profile never charged has nothing to give back.
+        const d = other === model ? caller.id : index.find(scriptOf(caller))
+        if (d === undefined) continue
+        const a = other === model ? callee.id : index.forFrame(callee)
+        const list = out.get(d)
+        if (!list) out.set(d, [a])
+        else if (!list.includes(a)) list.push(a)
+      }
     }
   }
   return out
 }
+
+/** Package frames above an app frame that are taken to run it: the depth of a framework's dispatch (Fastify's is 3). */
+const PACKAGE_RUN = 4
 
 /**
  * Where a stack without an app frame goes when a package frame on it runs app code and V8 inlined that code there:
