@@ -66,7 +66,8 @@ export function modelToPprof (model) {
   const samples = []
   const { nodes, frames } = model
   for (const node of nodes) {
-    if (node.self <= 0 || node.id === 0 || threadOf.has(node.id)) continue
+    // A sample can carry no time (two samples at one timestamp): it is still a sample.
+    if ((node.self <= 0 && node.samples <= 0) || node.id === 0 || threadOf.has(node.id)) continue
     if (cpu && frames[node.frame].name === '(idle)' && frames[node.frame].kind === 'v8') continue
     /** @type {number[]} */
     const stack = []
@@ -84,7 +85,7 @@ export function modelToPprof (model) {
     const parts = node.lines.length > 0 ? node.lines : [[frames[node.frame].line, node.self]]
     let countLeft = node.samples
     parts.forEach(([line, value], i) => {
-      const count = i === parts.length - 1 ? countLeft : Math.round(node.samples * value / node.self)
+      const count = i === parts.length - 1 ? countLeft : node.self > 0 ? Math.round(node.samples * value / node.self) : 0
       countLeft -= count
       const values = cpu ? [count, Math.round(value * 1e6)] : [Math.round(value)]
       samples.push(new Sample({ locationId: [location(node.frame, line), ...stack], value: values, label: labels }))
