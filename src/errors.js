@@ -25,7 +25,7 @@ export class TargetError extends Error {
   constructor (message, details = {}) {
     super(message)
     this.name = 'TargetError'
-    this.exitCode = details.exitCode ?? 1
+    this.exitCode = details.exitCode ?? 4
     this.stderr = details.stderr ?? []
   }
 }

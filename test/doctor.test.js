@@ -269,15 +269,15 @@ test('bad invocations: one clear line, non-zero exit, no stack trace', async () 
   const cases = [
     { args: ['doctor'], code: 2, error: /doctor needs the server command after --/ },
     { args: ['doctor', '--', 'hotpath-no-such-command'], code: 2, error: /command not found: hotpath-no-such-command/ },
-    { args: ['doctor', '--listen-timeout', '1', '--', process.execPath, '-e', 'setTimeout(() => {}, 20000)'], code: 2, error: /did not start listening within 1 s/ },
-    { args: ['doctor', '--', process.execPath, '-e', 'console.error("cannot read config.yml"); process.exit(4)'], code: 2, error: /exited with code 4 before listening[\s\S]*\| cannot read config\.yml/ },
+    { args: ['doctor', '--listen-timeout', '1', '--', process.execPath, '-e', 'setTimeout(() => {}, 20000)'], code: 4, error: /did not start listening within 1 s/ },
+    { args: ['doctor', '--', process.execPath, '-e', 'console.error("cannot read config.yml"); process.exit(4)'], code: 4, error: /exited with code 4 before listening[\s\S]*\| cannot read config\.yml/ },
     { args: ['doctor', '--analyse', join(dir, 'nothing-here')], code: 2, error: /no hotpath run in/ },
     { args: ['doctor', '--analyse', dir, '--', 'node', 'x.js'], code: 2, error: /either --analyse <dir> or -- <command>/ },
     { args: ['doctor', '-c', 'many', '--', 'node', 'x.js'], code: 2, error: /--connections must be a positive integer/ },
     { args: ['doctor', 'server.js'], code: 2, error: /put the server command after --/ }
   ]
-  for (const c of cases) {
-    const r = await hotpath([...c.args.slice(0, 1), '--save', join(dir, 'run'), ...c.args.slice(1)])
+  for (const [i, c] of cases.entries()) {
+    const r = await hotpath([...c.args.slice(0, 1), '--save', join(dir, `run-${i}`), ...c.args.slice(1)])
     assert.equal(r.code, c.code, `${c.args.join(' ')}: ${r.stderr}`)
     assert.match(r.stderr, c.error)
     assert.doesNotMatch(r.stderr, /\n\s+at /)
@@ -294,8 +294,8 @@ test('a target that crashes mid-run is reported with what was collected', async 
   `)
   const json = join(dir, 'd.json')
   const r = await hotpath(['doctor', '-d', '10', '--no-progress', '--save', join(dir, 'run'), '--json', json, '--', process.execPath, script])
-  assert.equal(r.code, 1)
-  assert.match(r.stdout, /exited with code 9 during the run/)
+  assert.equal(r.code, 4, 'the target failed')
+  assert.match(r.stdout, /^hotpath doctor: target-failed \(the target failed\)\n\n {2}The run did not measure the server: the target exited with code 9, [\d.]+ s into the load/)
   assert.match(r.stdout, /\| fatal: lost the database/)
   const d = JSON.parse(await readFile(json, 'utf8'))
   assert.equal(d.run.exit.crashed, true)
@@ -319,7 +319,7 @@ test('Ctrl-C stops the target and still reports; nothing is left behind in the t
     if (c.includes('loading it')) setTimeout(() => child.kill('SIGINT'), 1500)
   })
   const code = await new Promise(resolve => child.on('close', resolve))
-  assert.equal(code, 0, stderr)
+  assert.equal(code, 130, stderr)
   assert.match(stdout, /Stopped early \(interrupted\)/)
   assert.match(stdout, /^hotpath doctor: /)
   const pid = Number(/pid (\d+)\)/.exec(stderr)?.[1])
@@ -339,7 +339,7 @@ test('the probe flushes when the target is killed by a signal, and never keeps i
   `)
   const json = join(dir, 'd.json')
   const r = await hotpath(['doctor', '-d', '10', '--no-progress', '--save', join(dir, 'run1'), '--json', json, '--', process.execPath, killed])
-  assert.equal(r.code, 1, r.stderr)
+  assert.equal(r.code, 4, r.stderr)
   const d = JSON.parse(await readFile(json, 'utf8'))
   assert.equal(d.run.exit.signal, 'SIGTERM', 'the target died of the signal, as it would have without hotpath')
   assert.ok(d.processes[0].samples > 50, 'its samples up to the signal were flushed')
@@ -352,7 +352,7 @@ test('the probe flushes when the target is killed by a signal, and never keeps i
     setTimeout(() => { server.closeAllConnections(); server.close() }, 1500)
   `)
   const r2 = await hotpath(['doctor', '-d', '10', '--no-progress', '--save', join(dir, 'run2'), '--json', json, '--', process.execPath, done])
-  assert.equal(r2.code, 1, r2.stderr)
+  assert.equal(r2.code, 4, r2.stderr)
   const d2 = JSON.parse(await readFile(json, 'utf8'))
   assert.equal(d2.run.exit.code, 0, 'exited by itself: nothing of the probe held it')
   assert.ok(d2.run.window.end - d2.run.window.start < 8000, 'the run ended when the target did')

@@ -2,6 +2,7 @@ import { VERSION } from '../version.js'
 import { collectCulprits } from './culprits.js'
 import { recommend } from './recommendations.js'
 import { collectEvidence, decide } from './rules.js'
+import { runFailure } from './run-failure.js'
 import { computeSignals } from './signals.js'
 
 /**
@@ -9,8 +10,12 @@ import { computeSignals } from './signals.js'
  * @typedef {object} Diagnosis
  * @property {'hotpath'} tool
  * @property {string} version
- * @property {import('./rules.js').Category} category
+ * @property {import('./rules.js').Category | 'load-failed' | 'target-failed'} category the verdict; `load-failed` and
+ *   `target-failed` say the run did not measure what was asked (see `failure`), whatever its figures say
  * @property {string} summary
+ * @property {import('./run-failure.js').RunFailure | null} failure what went wrong with the run, when it did
+ * @property {{ category: import('./rules.js').Category, summary: string }} measured what the figures of the run say, on
+ *   their own (for a failed run: until it failed)
  * @property {import('./rules.js').Evidence[]} evidence
  * @property {import('./culprits.js').Culprit[]} culprits
  * @property {string[]} recommendations
@@ -37,15 +42,18 @@ import { computeSignals } from './signals.js'
 export function diagnose (data) {
   const signals = computeSignals(data)
   const rule = decide(signals)
+  const failure = runFailure(data, signals)
   const culprits = rule.category === 'insufficient-data' ? [] : collectCulprits(data, signals, rule.category)
   return {
     tool: 'hotpath',
     version: VERSION,
-    category: rule.category,
-    summary: rule.summary,
+    category: failure?.category ?? rule.category,
+    summary: failure ? failureSummary(failure, rule) : rule.summary,
+    failure,
+    measured: rule,
     evidence: collectEvidence(signals, rule.category),
     culprits,
-    recommendations: recommend(rule.category, signals, culprits, data.run),
+    recommendations: [...(failure ? failureAdvice(failure, data.run) : []), ...(failed(failure, rule.category) ? [] : recommend(rule.category, signals, culprits, data.run))],
     load: data.run.load,
     processes: processesOf(signals),
     run: {
@@ -76,4 +84,46 @@ function processesOf (signals) {
     byPid.set(t.pid, p)
   }
   return [...byPid.values()].sort((a, b) => Number(b.serving) - Number(a.serving) || a.pid - b.pid)
+}
+
+/**
+ * Whether the figures of a failed run say nothing worth advice on: a load that failed measured errors, and a target
+ * that failed without a problem in its figures until then has only its failure to fix.
+ * @param {import('./run-failure.js').RunFailure | null} f
+ * @param {string} category what the figures say
+ */
+function failed (f, category) {
+  if (f === null) return false
+  return f.category === 'load-failed' || category === 'healthy' || category === 'insufficient-data'
+}
+
+/**
+ * The headline of a run that failed: what happened first, then what the figures said until then.
+ * @param {import('./run-failure.js').RunFailure} f
+ * @param {{ category: string, summary: string }} rule
+ */
+function failureSummary (f, rule) {
+  const when = f.at !== null ? `, ${f.at} s into the load` : ''
+  const error = f.error ? `: ${f.error.message}${f.error.at ? ` (at ${f.error.at.file}:${f.error.at.line})` : ''}` : ''
+  const head = f.category === 'target-failed'
+    ? `The run did not measure the server: ${f.what}${when}${error}.`
+    : `The run did not measure the server: ${f.what}.`
+  return rule.category === 'insufficient-data' || rule.category === 'healthy'
+    ? head
+    : `${head} Until then, the figures said ${rule.category}: ${rule.summary}`
+}
+
+/**
+ * What to do about a run that failed, before anything else.
+ * @param {import('./run-failure.js').RunFailure} f
+ * @param {import('../run/doctor-run.js').RunRecord} run
+ * @returns {string[]}
+ */
+function failureAdvice (f, run) {
+  if (f.category === 'target-failed') {
+    if (f.error) return [`Fix what stopped the target first: ${f.error.message}${f.error.at ? `, thrown at ${f.error.at.file}:${f.error.at.line}` : ''}. Its last lines of stderr are in the run (${run.stderr.length} kept).`]
+    return ['Find why the target stopped: its last lines of stderr are above; run it without hotpath to see it fail the same way.']
+  }
+  if (run.onPort) return [`Run the --on-port command yourself, with PORT set to the server's port, and make it exit 0: ${run.onPort.command}`]
+  return ['Load a path the server answers with 2xx (--path /api/...), with the method, headers and body it expects (-m, -H, -b), and check it with hotpath load first.']
 }

@@ -22,6 +22,7 @@ import { correctUtilization } from './profile-utilization.js'
  * @property {{ cpu?: string, heapAllocations?: string, heapRetained?: string }} profiles file names in the run directory:
  *   the CPU profile of the load window, and heap samples of every allocation (first part) and of survivors (the rest)
  * @property {boolean} exited the probe saw the thread exit
+ * @property {number} [exitedAt] when, epoch ms
  * @property {import('./profile-utilization.js').Clock | null} clock both clocks when the load began, to place the CPU
  *   profile among the samples
  */
@@ -141,6 +142,7 @@ function readThread (file) {
         break
       case 'exit':
         t.exited = true
+        if (typeof e.time === 'number') t.exitedAt = e.time
         break
     }
   }

@@ -48,20 +48,34 @@ export async function run ({ values, positionals, command }, io) {
 
   if (str('analyse') !== undefined) {
     if (command.length > 0) throw new UsageError('give either --analyse <dir> or -- <command>, not both')
-    return report(diagnose(readRun(/** @type {string} */ (str('analyse')))), jsonFile, values, io)
+    const diagnosis = diagnose(readRun(/** @type {string} */ (str('analyse'))))
+    return exitCode(diagnosis, await report(diagnosis, jsonFile, values, io))
   }
   if (command.length === 0) throw new UsageError('doctor needs the server command after -- (e.g. hotpath doctor -- node server.js)')
 
   const runDir = str('save') ?? join('.hotpath', `${new Date().toISOString().replace(/[:.]/g, '-')}-doctor`)
-  const record = await recordFromFlags(values, command, io, {
+  await recordFromFlags(values, command, io, {
     runDir,
     interval: /** @type {number} */ (numberFlag('interval', str('interval') ?? '10')),
     profileInterval: values['no-profile'] ? 0 : /** @type {number} */ (numberFlag('profile-interval', str('profile-interval') ?? '1000', { integer: true })),
     heapInterval: /** @type {number} */ (numberFlag('heap-interval', str('heap-interval') ?? '262144', { integer: true, allowZero: true }))
   })
   io.stderr.write('Analysing…\n')
-  const code = await report(diagnose(readRun(runDir)), jsonFile, values, io)
-  return record.exit.crashed ? 1 : code
+  const diagnosis = diagnose(readRun(runDir))
+  return exitCode(diagnosis, await report(diagnosis, jsonFile, values, io))
+}
+
+/**
+ * 0 only when the run measured what was asked: 4 when the target failed, 3 when the load did, 130 when interrupted,
+ * else what --fail-on-problem says.
+ * @param {import('../analysis/diagnose.js').Diagnosis} diagnosis
+ * @param {number} code
+ */
+function exitCode (diagnosis, code) {
+  if (diagnosis.failure?.category === 'target-failed') return 4
+  if (diagnosis.failure?.category === 'load-failed') return 3
+  if (diagnosis.run.aborted) return 130
+  return code
 }
 
 /**

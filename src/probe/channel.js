@@ -7,14 +7,22 @@ import { onJsonLines } from '../ndjson.js'
  * connects are queued; commands from hotpath arrive through `onMessage`.
  * @param {string} path
  * @param {(message: any) => void} [onMessage]
+ * @param {() => void} [onGone] called when hotpath's end of a connected channel closes while this end did not ask it
+ *   to: hotpath is gone (killed, crashed), and the target must not outlive it
  */
-export function openChannel (path, onMessage) {
+export function openChannel (path, onMessage, onGone) {
   /** @type {string[]} */
   let queue = []
   let connected = false
   let broken = false
+  let closing = false
   const socket = net.connect(path)
   socket.unref()
+  socket.on('close', () => {
+    if (connected && !closing) {
+      try { onGone?.() } catch {}
+    }
+  })
   socket.on('connect', () => {
     connected = true
     for (const line of queue) socket.write(line)
@@ -37,6 +45,7 @@ export function openChannel (path, onMessage) {
       } catch {}
     },
     close () {
+      closing = true
       socket.end()
     }
   }

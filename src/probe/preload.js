@@ -2,6 +2,8 @@
 // It runs in every Node process of the target's tree (npm, the server, cluster workers) and in its worker threads, and
 // does nothing unless HOTPATH_CHANNEL names hotpath's socket. With HOTPATH_RUN_DIR (doctor) it also starts the full
 // probe. Whatever happens here must never throw into the target, change its behaviour, or keep it alive.
+import http from 'node:http'
+import https from 'node:https'
 import net from 'node:net'
 import tls from 'node:tls'
 import { isMainThread, threadId } from 'node:worker_threads'
@@ -13,7 +15,7 @@ if (path) {
   try {
     /** @type {import('./probe.js').Probe | null} */
     let probe = null
-    const channel = openChannel(path, (command) => { probe?.onCommand(command) })
+    const channel = openChannel(path, (command) => { probe?.onCommand(command) }, leave)
     if (runDir) {
       const { Probe } = await import('./probe.js')
       probe = new Probe({
@@ -30,6 +32,20 @@ if (path) {
     }
     reportListening(channel, probe)
   } catch {}
+}
+
+/**
+ * hotpath is gone (killed by a CI timeout or the OOM killer, crashed) and cannot stop the target: the target stops
+ * itself, as if hotpath had (SIGTERM, so its own shutdown runs; SIGKILL if it is still there 5 s later). Once per
+ * process, from whichever of its threads notices first.
+ */
+function leave () {
+  if (!isMainThread) {
+    process.kill(process.pid, 'SIGTERM')
+    return
+  }
+  setTimeout(() => { try { process.kill(process.pid, 'SIGKILL') } catch {} }, 5000).unref()
+  process.kill(process.pid, 'SIGTERM')
 }
 
 /**
@@ -52,7 +68,9 @@ function reportListening (channel, probe) {
             port: address.port,
             address: address.address,
             family: address.family,
-            tls: this instanceof tls.Server
+            tls: this instanceof tls.Server,
+            // An app may open other listeners first (an internal TCP service, a metrics port of its own protocol).
+            http: this instanceof http.Server || this instanceof https.Server
           })
         }
       } catch {}

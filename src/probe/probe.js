@@ -42,7 +42,7 @@ const SLOT_SAMPLES = 10
  * @property {{ send: (message: object) => void }} channel
  */
 
-/** @typedef {{ stop: () => Promise<object> }} ProfileHandle */
+/** @typedef {{ stop: () => Promise<object>, stopSync?: () => object | null }} ProfileHandle */
 
 /**
  * The doctor's probe in one process or thread: samples the runtime from start to exit, records per-port request
@@ -360,6 +360,26 @@ export class Probe {
     this.options.channel.send({ type: 'stopped', pid: process.pid, threadId: this.tid })
   }
 
+  /** Stops the profilers at once and writes what they hold, with the window's end: the process is exiting. */
+  saveProfilesSync () {
+    this.loading = false
+    this.log.write({ type: 'load-stop', time: Date.now(), exited: true })
+    /** @type {{ cpu?: string, heapAllocations?: string, heapRetained?: string }} */
+    const files = {}
+    const cpu = this.cpu?.stopSync?.() ?? null
+    this.cpu = null
+    if (cpu) files.cpu = this.writeJson(`cpu-${this.name}.cpuprofile`, cpu)
+    const heap = this.heap?.stopSync?.() ?? null
+    this.heap = null
+    if (heap) {
+      const file = this.writeJson(`heap-${this.heapKind}-${this.name}.heapprofile`, heap)
+      if (file) this.heapFiles[this.heapKind] = file
+    }
+    if (files.cpu || heap) {
+      this.log.write({ type: 'profiles', time: Date.now(), ...files, ...(this.heapFiles.allocations ? { heapAllocations: this.heapFiles.allocations } : {}), ...(this.heapFiles.retained ? { heapRetained: this.heapFiles.retained } : {}) })
+    }
+  }
+
   /**
    * @param {string} name
    * @param {object} data
@@ -378,6 +398,8 @@ export class Probe {
   final () {
     try {
       if (this.sampler.running) this.writeSample(this.sampler.sample(), true)
+      // Exiting during the load (a crash, a cluster worker that dies): the profiles until now are what is left of it.
+      if (this.loading) this.saveProfilesSync()
       this.snapshotWatchers()
       this.log.write({ type: 'exit', time: Date.now() })
       this.log.flush()

@@ -8,6 +8,8 @@ import { Session } from 'node:inspector'
  * @typedef {object} Capture
  * @property {() => Promise<T>} stop ends the capture and resolves with the profile; calling it again returns the same
  *   promise
+ * @property {() => T | null} [stopSync] ends it at once, in a process's last moments ('exit': a crash, a worker that
+ *   dies): an in-process session answers synchronously on the thread that posts; null when it cannot (or was stopped)
  */
 
 /**
@@ -31,7 +33,7 @@ export async function startCpuProfile (opts = {}) {
   return once(session, async () => {
     const { profile } = /** @type {{ profile: import('./cpuprofile.js').CpuProfile }} */ (await post(session, 'Profiler.stop'))
     return profile
-  }, 'Profiler.disable')
+  }, 'Profiler.disable', () => /** @type {{ profile: import('./cpuprofile.js').CpuProfile } | null} */ (postSync(session, 'Profiler.stop'))?.profile ?? null)
 }
 
 /**
@@ -63,7 +65,7 @@ export async function startHeapSampling (opts = {}) {
   return once(session, async () => {
     const { profile } = /** @type {{ profile: import('./cpuprofile.js').SamplingHeapProfile }} */ (await post(session, 'HeapProfiler.stopSampling'))
     return profile
-  }, 'HeapProfiler.disable')
+  }, 'HeapProfiler.disable', () => /** @type {{ profile: import('./cpuprofile.js').SamplingHeapProfile } | null} */ (postSync(session, 'HeapProfiler.stopSampling'))?.profile ?? null)
 }
 
 /**
@@ -134,9 +136,10 @@ function connect () {
  * @param {Session} session
  * @param {() => Promise<T>} take
  * @param {string} disable
+ * @param {() => T | null} takeSync
  * @returns {Capture<T>}
  */
-function once (session, take, disable) {
+function once (session, take, disable, takeSync) {
   /** @type {Promise<T> | null} */
   let stopped = null
   return {
@@ -152,8 +155,32 @@ function once (session, take, disable) {
         }
       })()
       return stopped
+    },
+    stopSync () {
+      if (stopped !== null) return null
+      stopped = Promise.resolve(/** @type {T} */ (/** @type {unknown} */ (null)))
+      try {
+        return takeSync()
+      } catch {
+        return null
+      } finally {
+        try { session.disconnect() } catch {}
+      }
     }
   }
+}
+
+/**
+ * A post answered before it returns, or null: an in-process session on the posting thread answers synchronously.
+ * @param {Session} session
+ * @param {string} method
+ * @returns {unknown}
+ */
+function postSync (session, method) {
+  /** @type {unknown} */
+  let out = null
+  session.post(method, {}, (err, result) => { if (!err) out = result })
+  return out
 }
 
 /**

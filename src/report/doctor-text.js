@@ -4,6 +4,8 @@ import { culpritShare, formatBytes, formatCount, formatMs, formatPercent, format
 /** @typedef {import('../analysis/diagnose.js').Diagnosis} Diagnosis */
 
 const CATEGORY_TITLE = {
+  'target-failed': 'the target failed',
+  'load-failed': 'the load failed',
   'event-loop': 'event loop blocked',
   io: 'waiting on I/O',
   gc: 'garbage collection pressure',
@@ -21,9 +23,9 @@ const CATEGORY_TITLE = {
  */
 export function formatDiagnosis (d, opts = {}) {
   const lines = [`hotpath doctor: ${d.category} (${CATEGORY_TITLE[d.category]})`, '', `  ${d.summary}`, '']
-  if (d.run.exit.crashed) {
-    lines.push(`  The target exited ${d.run.exit.signal ? `on signal ${d.run.exit.signal}` : `with code ${d.run.exit.code}`} during the run; this covers the run until then.`)
-    for (const l of d.run.stderr.slice(-5)) lines.push(`    | ${l}`)
+  if (d.run.exit.crashed || d.failure?.category === 'target-failed') {
+    lines.push('  This covers the run until then. The target\'s last lines of stderr:')
+    for (const l of excerpt(d.run.stderr, d.failure?.error?.message)) lines.push(`    | ${l}`)
     lines.push('')
   } else if (d.run.aborted) {
     lines.push('  Stopped early (interrupted); this covers the run until then.', '')
@@ -123,4 +125,18 @@ export function threadPlace (threads) {
  */
 function list (items) {
   return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}`
+}
+
+/**
+ * The last lines of a dying target's stderr, with the line of its error kept: a stack trace pushes it out of the last
+ * few.
+ * @param {string[]} lines
+ * @param {string | undefined} message the error's line, when the analysis found one
+ * @returns {string[]}
+ */
+export function excerpt (lines, message) {
+  const last = lines.slice(-5)
+  if (message === undefined || last.some(l => l.trim() === message)) return last
+  const i = lines.findLastIndex(l => l.trim() === message)
+  return i === -1 ? last : [...lines.slice(i, i + 3), '…', ...lines.slice(Math.max(i + 3, lines.length - 2))]
 }

@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { resolve } from 'node:path'
 import { load } from '../load/load.js'
+import { UsageError } from '../errors.js'
 import { VERSION } from '../version.js'
 import { TargetProcess } from './target-process.js'
 import { busyProcesses, processTimes } from './processes.js'
@@ -57,6 +58,10 @@ import { busyProcesses, processTimes } from './processes.js'
 export async function recordRun (options) {
   const runDir = resolve(options.runDir)
   mkdirSync(runDir, { recursive: true })
+  // Two runs in one directory would be read as one: their processes, samples and profiles mixed in one report.
+  if (readdirSync(runDir).some(f => f === 'run.json' || /^events-\d+-\d+\.ndjson$/.test(f))) {
+    throw new UsageError(`'${options.runDir}' holds an earlier run: record this one elsewhere (--save <new dir>), or remove it first`)
+  }
   const status = options.status ?? (() => {})
   const target = new TargetProcess(options.command, {
     env: {

@@ -5,6 +5,8 @@ import { TargetError, UsageError } from '../errors.js'
 
 const PRELOAD = new URL('../probe/preload.js', import.meta.url).href
 const TAIL_LINES = 30
+/** ms a target that listens on ports of other kinds is given to open an HTTP server, before those ports are tried. */
+const HTTP_GRACE = 1000
 
 /**
  * @typedef {object} Listening
@@ -12,6 +14,8 @@ const TAIL_LINES = 30
  * @property {number} port
  * @property {string} host the address to connect to
  * @property {boolean} tls
+ * @property {boolean} [http] a node:http or node:https server listens there (false: a server of another kind, which
+ *   may still speak HTTP; undefined: the probe did not say)
  */
 
 /**
@@ -41,6 +45,8 @@ export class TargetProcess {
     /** @type {string[]} */
     this.stdoutLines = []
     this.stopping = false
+    /** @type {Set<number>} ports spoken HTTP to, without an answer */
+    this.spoken = new Set()
     /** @type {ExitInfo | null} */
     this.exitInfo = null
     this.opts = opts
@@ -62,7 +68,8 @@ export class TargetProcess {
           pid: msg.pid,
           port: msg.port,
           host: local ? '127.0.0.1' : msg.address,
-          tls: Boolean(msg.tls)
+          tls: Boolean(msg.tls),
+          ...(typeof msg.http === 'boolean' ? { http: msg.http } : {})
         })
       }
     })
@@ -106,18 +113,48 @@ export class TargetProcess {
    */
   async waitForListening ({ timeout, port }) {
     const deadline = Date.now() + timeout * 1000
+    /** @type {number | null} when the first listener that is no HTTP server appeared */
+    let otherSince = null
     while (Date.now() < deadline) {
-      const found = this.listening.find(l => port === undefined || l.port === port)
+      const found = port !== undefined ? this.listening.find(l => l.port === port) : await this.httpListener(otherSince)
       if (found) return found
+      if (port === undefined && otherSince === null && this.listening.length > 0) otherSince = Date.now()
       if (this.exitInfo) {
-        throw new TargetError(`the target exited ${describeExit(this.exitInfo)} before listening`, { exitCode: 2, stderr: this.tail() })
+        throw new TargetError(`the target exited ${describeExit(this.exitInfo)} before listening`, { exitCode: 4, stderr: this.tail() })
       }
       // A server the probe cannot see (not Node, or started without NODE_OPTIONS) still counts if the port answers.
       if (port !== undefined && await portAnswers(port)) return { pid: this.pid, port, host: '127.0.0.1', tls: false }
       await Promise.race([sleep(25), this.exited])
     }
-    const what = port === undefined ? 'did not start listening' : `did not listen on port ${port}`
-    throw new TargetError(`the target ${what} within ${timeout} s (raise --listen-timeout if it starts slowly)`, { exitCode: 2, stderr: this.tail() })
+    const ports = this.ports()
+    const what = port !== undefined
+      ? `did not listen on port ${port}`
+      : ports.length > 0 ? `listens on ${ports.join(', ')}, but spoke no HTTP there (--port chooses the port to load)` : 'did not start listening'
+    throw new TargetError(`the target ${what} within ${timeout} s (raise --listen-timeout if it starts slowly)`, { exitCode: 4, stderr: this.tail() })
+  }
+
+  /**
+   * The listener to load when no port was given: the first HTTP server. Other listeners (an app's internal TCP
+   * service opened first) are tried by speaking HTTP to them once HTTP_GRACE has passed without an HTTP server.
+   * @param {number | null} otherSince
+   * @returns {Promise<Listening | undefined>}
+   */
+  async httpListener (otherSince) {
+    const http = this.listening.find(l => l.http !== false)
+    if (http) return http
+    if (otherSince === null || Date.now() - otherSince < HTTP_GRACE) return undefined
+    for (const l of this.listening) {
+      if (!this.spoken.has(l.port)) {
+        this.spoken.add(l.port)
+        if (await speaksHttp(l.host, l.port)) return { ...l, http: true }
+      }
+    }
+    return undefined
+  }
+
+  /** The ports the target listens on, for a message that says which it opened. */
+  ports () {
+    return [...new Set(this.listening.map(l => `${l.host}:${l.port}`))]
   }
 
   /** The last lines the target wrote, stderr first: what a user needs to see when it failed. */
@@ -187,6 +224,33 @@ function portAnswers (port) {
     const socket = net.connect({ host: '127.0.0.1', port })
     socket.once('connect', () => { socket.destroy(); resolve(true) })
     socket.once('error', () => resolve(false))
+  })
+}
+
+/**
+ * Whether a server answers an HTTP request with an HTTP response within a second.
+ * @param {string} host
+ * @param {number} port
+ * @returns {Promise<boolean>}
+ */
+function speaksHttp (host, port) {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port })
+    let got = ''
+    const done = (/** @type {boolean} */ ok) => {
+      clearTimeout(timer)
+      socket.destroy()
+      resolve(ok)
+    }
+    const timer = setTimeout(() => done(false), 1000)
+    socket.setEncoding('latin1')
+    socket.once('connect', () => socket.write(`GET / HTTP/1.1\r\nHost: ${host}:${port}\r\nConnection: close\r\n\r\n`))
+    socket.on('data', (/** @type {string} */ c) => {
+      got += c
+      if (got.length >= 8) done(got.startsWith('HTTP/1.'))
+    })
+    socket.once('error', () => done(false))
+    socket.once('close', () => done(got.startsWith('HTTP/1.')))
   })
 }
 

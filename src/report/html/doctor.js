@@ -7,7 +7,7 @@ import {
   CATEGORY_TITLE, culpritShare, esc, formatBytes, formatCount, formatMs, formatPercent, formatValue, htmlDocument, htmlTable
 } from './page.js'
 import { readRunProfile } from '../../analysis/run-data.js'
-import { threadCount, threadPlace } from '../doctor-text.js'
+import { excerpt, threadCount, threadPlace } from '../doctor-text.js'
 import { reportProfiles } from './profiles.js'
 import { runSeries } from './series.js'
 
@@ -142,9 +142,9 @@ export function keyFigures (d) {
 /** @param {Diagnosis} d */
 function verdictSection (d) {
   const notices = []
-  if (d.run.exit.crashed) {
-    notices.push(`<p class="hr-notice">The target exited ${esc(d.run.exit.signal ? `on signal ${d.run.exit.signal}` : `with code ${d.run.exit.code}`)} during the run; this covers the run until then.</p>` +
-      (d.run.stderr.length > 0 ? `<pre class="hr-stderr">${esc(d.run.stderr.slice(-8).join('\n'))}</pre>` : ''))
+  if (d.run.exit.crashed || d.failure?.category === 'target-failed') {
+    notices.push('<p class="hr-notice">This covers the run until the target failed. Its last lines of stderr:</p>' +
+      (d.run.stderr.length > 0 ? `<pre class="hr-stderr">${esc(excerpt(d.run.stderr, d.failure?.error?.message).join('\n'))}</pre>` : ''))
   } else if (d.run.aborted) {
     notices.push('<p class="hr-notice">Stopped early (interrupted); this covers the run until then.</p>')
   }

@@ -60,6 +60,8 @@ export function htmlTable (head, rows, opts = {}) {
 }
 
 export const CATEGORY_TITLE = /** @type {Record<string, string>} */ ({
+  'target-failed': 'The target failed',
+  'load-failed': 'The load failed',
   'event-loop': 'Event loop blocked',
   io: 'Waiting on I/O',
   gc: 'Garbage collection pressure',

@@ -1,0 +1,130 @@
+import { displayPath } from './paths.js'
+
+/**
+ * What went wrong with a run, when it did not measure what was asked: the target failed (it crashed, or serving
+ * processes died during the load), or the load failed (the load command failed, the server spoke no HTTP, most
+ * responses were errors). A run that failed must say so first, whatever its figures look like.
+ * @typedef {object} RunFailure
+ * @property {'target-failed' | 'load-failed'} category
+ * @property {string} what what happened, in a few words: `the target crashed`, `2 of 2 cluster workers died`,
+ *   `the --on-port command exited with code 7`, `every response was 404 Not Found`
+ * @property {number | null} at seconds into the load when it happened, when known
+ * @property {{ message: string, at: { function: string, file: string, line: number } | null } | null} error the
+ *   error the target printed as it died (its message, and the app's frame that threw), when it printed one
+ * @property {{ pid: number, threadId: number, role: string, at: number }[]} died the serving processes that exited
+ *   during the load, seconds into it: before its end (hotpath stops the target only after the load has ended, so a
+ *   process that exits before was not stopped by it)
+ */
+
+/**
+ * @param {import('./run-data.js').RunData} data
+ * @param {import('./signals.js').Signals} signals
+ * @returns {RunFailure | null}
+ */
+export function runFailure (data, signals) {
+  const run = data.run
+  const { start, end } = run.loadWindow
+  const error = errorOf(run.stderr, run.cwd)
+  const died = data.threads
+    .filter(t => t.threadId === 0 && t.exitedAt !== undefined && t.exitedAt < end && t.exitedAt >= start && t.listening.some(l => l.port === signals.port))
+    .map(t => ({ pid: t.pid, threadId: t.threadId, role: String(t.hello.role ?? 'main'), at: round((/** @type {number} */ (t.exitedAt) - start) / 1000) }))
+  const how = run.exit.signal ? `on signal ${run.exit.signal}` : `with code ${run.exit.code}`
+  // Workers that died are the news, before what their primary did after (a primary left without workers exits 0).
+  const workers = died.filter(d => d.role === 'cluster-worker')
+  if (workers.length > 0) {
+    const serving = data.threads.filter(t => t.threadId === 0 && t.hello.role === 'cluster-worker' && t.listening.some(l => l.port === signals.port)).length
+    return {
+      category: 'target-failed',
+      what: `${workers.length} of ${serving} cluster worker${serving === 1 ? '' : 's'} died during the load${run.exit.crashed ? `, and the target exited ${how}` : ''}`,
+      at: Math.min(...workers.map(d => d.at)),
+      error,
+      died: workers
+    }
+  }
+  if (run.exit.crashed || died.length > 0) {
+    const at = died.length > 0 ? died[0].at : round((end - start) / 1000)
+    return { category: 'target-failed', what: run.exit.crashed ? `the target exited ${how}` : 'the server process died', at, error, died }
+  }
+  if (run.onPort && run.onPort.code !== 0) {
+    const code = run.onPort.code
+    const what = code === 127 ? 'the --on-port command was not found' : `the --on-port command ${code === null ? 'was killed' : `exited with code ${code}`}`
+    return { category: 'load-failed', what, at: null, error: null, died: [] }
+  }
+  const load = run.load ? loadFailed(run.load) : null
+  if (load !== null) return { category: 'load-failed', what: load, at: null, error: null, died: [] }
+  return null
+}
+
+/**
+ * Why a load result did not measure a server, in words, or null when it did: no response at all, or most of them
+ * errors (non-2xx statuses).
+ * @param {import('../load/result.js').LoadResult} load
+ * @returns {string | null}
+ */
+export function loadFailed (load) {
+  const r = /** @type {any} */ (load)
+  const completed = Number(r.requests?.total ?? 0)
+  const errors = Number(r.errors ?? 0)
+  if (completed === 0) return errors > 0 ? `no request got a response (${errors.toLocaleString('en-US')} errors)` : 'no request got a response'
+  const non2xx = Number(r.non2xx ?? 0)
+  if (non2xx * 2 <= completed) return null
+  const codes = Object.entries(r.statusCodeStats ?? {})
+    .map(([code, v]) => ({ code, count: Number(/** @type {any} */ (v)?.count ?? 0) }))
+    .filter(c => !c.code.startsWith('2'))
+    .sort((a, b) => b.count - a.count)
+  const top = codes[0]
+  const what = top ? `${top.code}${STATUS_TEXT[top.code] ? ` ${STATUS_TEXT[top.code]}` : ''}` : 'not 2xx'
+  return non2xx === completed
+    ? `every response was ${what}`
+    : `${non2xx.toLocaleString('en-US')} of ${completed.toLocaleString('en-US')} responses were errors (mostly ${what})`
+}
+
+const STATUS_TEXT = /** @type {Record<string, string>} */ ({
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout'
+})
+
+/**
+ * The error a dying process printed: the last line that names an error (Node prints the message after the source line
+ * and before the stack), and the first frame of the app below it.
+ * @param {string[]} lines the target's last lines of stderr
+ * @param {string} cwd
+ * @returns {RunFailure['error']}
+ */
+export function errorOf (lines, cwd) {
+  let i = -1
+  for (let k = lines.length - 1; k >= 0; k--) {
+    if (ERROR_LINE.test(lines[k])) {
+      i = k
+      break
+    }
+  }
+  if (i === -1) return null
+  const message = lines[i].trim().slice(0, 300)
+  /** @type {{ function: string, file: string, line: number } | null} */
+  let at = null
+  for (const line of lines.slice(i + 1)) {
+    const m = /^\s+at (?:(?:async )?(.*?) \()?(.+?):(\d+):\d+\)?$/.exec(line)
+    if (m === null) continue
+    const file = m[2]
+    if (file.startsWith('node:') || file.includes('/node_modules/') || file.startsWith('internal/')) continue
+    at = { function: m[1] ?? '(anonymous)', file: displayPath(file, cwd), line: Number(m[3]) }
+    break
+  }
+  return { message, at }
+}
+
+// `TypeError: …`, `Error [ERR_X]: …`, `Uncaught …`, `FATAL ERROR: … heap out of memory`, `node:internal/… throw err;`
+// is not one (it precedes the message).
+const ERROR_LINE = /^(?:Uncaught )?(?:[A-Z]\w*(?:Error|Exception)\b.*|Error\b.*|FATAL ERROR:.*|\[?\w*Error\]?:.*)$/
+
+/** @param {number} v */
+const round = (v) => Math.round(v * 10) / 10

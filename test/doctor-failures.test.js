@@ -1,0 +1,135 @@
+// A run that did not measure what was asked says so first — in the first line, the JSON and the exit code — never
+// "healthy" or "not enough data": a load that failed, a target that crashed or whose workers died, a load command
+// that failed; hotpath never leaves its target behind, never mixes two runs in one directory, and loads the port that
+// speaks HTTP.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { hotpath, BIN, ROOT } from './helpers/cli.js'
+
+/**
+ * Writes a server script in a fresh directory and runs doctor on it.
+ * @param {string} source CommonJS
+ * @param {string[]} [extra] doctor flags
+ */
+async function doctorOn (source, extra = []) {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-failures-'))
+  const script = join(dir, 'server.cjs')
+  await writeFile(script, source)
+  const json = join(dir, 'd.json')
+  const r = await hotpath(['doctor', '-d', '3', '--no-progress', '--save', join(dir, 'run'), '--json', json, ...extra, '--', process.execPath, script], { timeout: 90000 })
+  let d = null
+  try { d = JSON.parse(await readFile(json, 'utf8')) } catch {}
+  return { r, d, dir, script }
+}
+
+test('a load that gets 404 for every request is a failed load, not a healthy server: first line, JSON, exit 3', async () => {
+  const { r, d } = await doctorOn(`
+    require('node:http').createServer((req, res) => {
+      if (req.url === '/api') return res.end('ok')
+      res.statusCode = 404
+      res.end('not found')
+    }).listen(0, '127.0.0.1')
+  `)
+  assert.equal(r.code, 3, r.stderr)
+  assert.match(r.stdout, /^hotpath doctor: load-failed \(the load failed\)\n\n {2}The run did not measure the server: every response was 404 Not Found\./)
+  assert.equal(d.category, 'load-failed')
+  assert.equal(d.failure.category, 'load-failed')
+  assert.match(d.failure.what, /404/)
+  assert.equal(d.measured.category, 'healthy', 'what the figures alone say is kept apart')
+  assert.match(d.recommendations[0], /--path/)
+})
+
+test('a target that throws on a request: target-failed, the error and its line first, exit 4', async () => {
+  const { r, d } = await doctorOn(`
+    let n = 0
+    require('node:http').createServer((req, res) => {
+      if (++n === 2000) { const order = undefined; order.total = 1 }
+      res.end('ok')
+    }).listen(0, '127.0.0.1')
+  `)
+  assert.equal(r.code, 4, r.stderr)
+  assert.match(r.stdout, /^hotpath doctor: target-failed \(the target failed\)\n\n {2}The run did not measure the server: the target exited with code 1, [\d.]+ s into the load: TypeError: Cannot set properties of undefined \(setting 'total'\) \(at .*server\.cjs:4\)\./)
+  // the excerpt keeps the error's line, which the stack trace would push out of the last few
+  assert.match(r.stdout, /\| TypeError: Cannot set properties of undefined/)
+  assert.equal(d.failure.error.at.line, 4)
+  assert.equal(d.run.exit.crashed, true)
+})
+
+test('cluster workers that die mid-run: target-failed, how many and when, their profiles kept', async () => {
+  const { r, d } = await doctorOn(`
+    const cluster = require('node:cluster')
+    const http = require('node:http')
+    if (cluster.isPrimary) {
+      for (let i = 0; i < 2; i++) cluster.fork()
+      // the primary stays up: only the workers die
+    } else {
+      http.createServer((req, res) => res.end('ok')).listen(Number(process.env.PORT ?? 0), '127.0.0.1')
+      setTimeout(() => process.exit(3), 2500)
+    }
+  `, ['-d', '5'])
+  assert.equal(r.code, 4, r.stdout + r.stderr)
+  assert.match(r.stdout, /^hotpath doctor: target-failed \(the target failed\)\n\n {2}The run did not measure the server: 2 of 2 cluster workers died during the load(, and the target exited with code 0)?, [\d.]+ s into the load\./)
+  assert.equal(d.failure.died.length, 2)
+  for (const w of d.failure.died) assert.ok(w.at > 0.5 && w.at < 5, `died at ${w.at} s`)
+})
+
+test('an --on-port command that is not found, or exits 7: load-failed, exit 3', async () => {
+  const server = "require('node:http').createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1')"
+  const missing = await doctorOn(server, ['--on-port', 'hotpath-no-such-load-tool $PORT'])
+  assert.equal(missing.r.code, 3, missing.r.stderr)
+  assert.match(missing.r.stdout, /^hotpath doctor: load-failed .*\n\n {2}The run did not measure the server: the --on-port command was not found\./)
+  const seven = await doctorOn(server, ['--on-port', 'exit 7'])
+  assert.equal(seven.r.code, 3, seven.r.stderr)
+  assert.match(seven.r.stdout, /The run did not measure the server: the --on-port command exited with code 7\./)
+  assert.match(seven.d.recommendations[0], /exit 7/)
+})
+
+test('a target that opens another listener first: the port that speaks HTTP is loaded', async () => {
+  const { r, d } = await doctorOn(`
+    const net = require('node:net')
+    net.createServer((s) => s.end('internal\\n')).listen(0, '127.0.0.1', () => {
+      setTimeout(() => require('node:http').createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1'), 300)
+    })
+  `, ['-d', '2'])
+  assert.equal(r.code, 0, r.stderr)
+  assert.equal(d.category, 'healthy')
+  assert.ok(d.load.requests.total > 500, `the HTTP server was loaded: ${d.load.requests.total}`)
+})
+
+test('a run directory that holds an earlier run is refused, in one line', async () => {
+  const { dir } = await doctorOn("require('node:http').createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1')", ['-d', '1'])
+  const again = await hotpath(['doctor', '-d', '1', '--no-progress', '--save', join(dir, 'run'), '--', process.execPath, join(dir, 'server.cjs')])
+  assert.equal(again.code, 2)
+  assert.match(again.stderr, /^hotpath doctor: '.*run' holds an earlier run: record this one elsewhere \(--save <new dir>\), or remove it first\n$/)
+})
+
+test('hotpath killed with SIGKILL does not leave its target running', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-failures-'))
+  const child = spawn(process.execPath, [BIN, 'doctor', '-d', '30', '--no-progress', '--save', join(dir, 'run'), '--', process.execPath, 'examples/hello/server.js'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0' },
+    stdio: ['ignore', 'ignore', 'pipe']
+  })
+  let stderr = ''
+  const pid = await new Promise((resolve, reject) => {
+    child.stderr.setEncoding('utf8').on('data', (c) => {
+      stderr += c
+      const m = /\(pid (\d+)\); loading it/.exec(stderr)
+      if (m) resolve(Number(m[1]))
+    })
+    child.once('exit', () => reject(new Error(`doctor ended early: ${stderr}`)))
+  })
+  child.kill('SIGKILL')
+  const deadline = Date.now() + 8000
+  let alive = true
+  while (alive && Date.now() < deadline) {
+    await new Promise(resolve => setTimeout(resolve, 100))
+    try { process.kill(pid, 0) } catch { alive = false }
+  }
+  if (alive) process.kill(pid, 'SIGKILL')
+  assert.equal(alive, false, `the target (pid ${pid}) outlived hotpath`)
+})
