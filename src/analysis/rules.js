@@ -303,6 +303,17 @@ export function collectEvidence (s, category) {
       verdict: 'what the server waits on, on this machine: not counted as other processes'
     })
   }
+  for (const t of s.exitedThreads) {
+    list.push({
+      signal: 'worker-thread-exited',
+      label: `worker thread ${t.threadId} of pid ${t.pid}`,
+      value: t.at,
+      unit: 's',
+      threshold: null,
+      verdict: 'exited during the load: what was sent to it is lost, or waits for another'
+    })
+    decisive.add('worker-thread-exited')
+  }
   if (s.helpers.count > 0) {
     list.push({
       signal: 'worker-thread-utilization',

@@ -71,6 +71,8 @@ import { computeWaits } from './waits.js'
  *   longest waited on first
  * @property {import('./waits.js').WaitSignals} waits where the traced requests of the serving threads waited
  * @property {ThreadSummary[]} threads every thread that sampled during the window
+ * @property {{ pid: number, threadId: number, at: number }[]} exitedThreads worker threads of the serving processes
+ *   that exited during the load (seconds into it): what was sent to them is lost, or waits
  * @property {number | null} otherCores cores' worth of CPU that processes other than hotpath, the target and its
  *   backends used during the window (null when the run did not record it): a busy machine distorts every figure
  * @property {{ cores: number, processes: { pid: number, name: string, cpuMs: number, port: number }[] } | null} backends
@@ -217,7 +219,10 @@ export function computeSignals (data) {
     waits: computeWaits(serving, start, end, data.run.cwd),
     otherCores: otherCores(data, samplesOf, seconds, backends),
     backends,
-    threads: data.threads.map(t => summarize(t, samplesOf(t), servingKeys.has(key(t)), port, seconds, roleOf(t, data.threads))).filter(t => t.samples > 0)
+    threads: data.threads.map(t => summarize(t, samplesOf(t), servingKeys.has(key(t)), port, seconds, roleOf(t, data.threads))).filter(t => t.samples > 0),
+    exitedThreads: data.threads
+      .filter(t => t.threadId > 0 && servingPids.has(t.pid) && t.exitedAt !== undefined && t.exitedAt >= start && t.exitedAt < end)
+      .map(t => ({ pid: t.pid, threadId: t.threadId, at: Math.round((/** @type {number} */ (t.exitedAt) - start) / 100) / 10 }))
   }
 }
 

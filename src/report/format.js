@@ -99,6 +99,7 @@ export function formatValue (value, unit) {
     case 'B': return formatBytes(value)
     case 'req/s': return formatCount(value)
     case 'cores': return `${value.toFixed(1)} cores`
+    case 's': return `${value.toFixed(1)} s`
     default: return `${formatCount(value)}${unit ? ` ${unit}` : ''}`
   }
 }
