@@ -1,14 +1,14 @@
 #!/usr/bin/env node
 import { main } from '../src/cli/main.js'
 
-/** @type {(() => unknown)[]} */
+/** @type {((signal: NodeJS.Signals) => unknown)[]} */
 const stops = []
 let signalled = false
 const onSignal = (/** @type {NodeJS.Signals} */ signal) => {
   // First Ctrl-C: stop the run and report what was collected. Second: leave now.
   if (signalled || stops.length === 0) process.exit(signal === 'SIGINT' ? 130 : 143)
   signalled = true
-  for (const stop of stops) stop()
+  for (const stop of stops) stop(signal)
 }
 process.on('SIGINT', onSignal)
 process.on('SIGTERM', onSignal)

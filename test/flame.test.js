@@ -108,7 +108,7 @@ test('flame: mistakes are one line and exit 2', async () => {
   }
   // a target that fails shows its last lines of stderr under the one-line error
   const exits = await hotpath(['flame', '--', process.execPath, join(dir, 'no-such-server.js')])
-  assert.equal(exits.code, 2)
+  assert.equal(exits.code, 4)
   assert.match(exits.stderr, /^hotpath flame: the target exited with code 1 before listening\n {2}\| /)
   const help = await hotpath(['flame', '--help'])
   assert.equal(help.code, 0)

@@ -25,6 +25,7 @@ test('an amount of requests: counts match what the server saw', async () => {
     assert.equal(r.latency.totalCount, 3000)
     assert.equal(r.errors, 0)
     assert.equal(r.non2xx, 0)
+    assert.equal(r.failed, null, 'the load measured what was asked')
     assert.equal(server.seen.connections, 10 + 1, 'ten load connections and the reachability check')
     // autocannon's field names, so existing tooling reads the result
     for (const key of ['url', 'connections', 'pipelining', 'duration', 'start', 'finish', 'errors', 'timeouts', 'non2xx', '1xx', '2xx', '3xx', '4xx', '5xx', 'latency', 'requests', 'throughput', 'statusCodeStats']) {
@@ -267,13 +268,15 @@ test('methods, headers, bodies and a round-robin request list arrive as sent', a
   }
 })
 
-test('garbage responses are counted as errors, never a crash', async () => {
+test('garbage responses are counted as errors, each once, never a crash; the result says the load failed', async () => {
   const server = await rawServer((socket) => { socket.write('SSH-2.0-nope\r\n\r\n') })
   try {
     const r = await load({ url: server.url, connections: 2, duration: 0.5 })
     assert.equal(r.requests.total, 0)
     assert.ok(r.errors > 0)
-    assert.ok((r.hotpath.errorKinds['malformed status line'] ?? 0) > 0, JSON.stringify(r.hotpath.errorKinds))
+    assert.deepEqual(r.hotpath.errorKinds, { 'malformed status line': r.errors }, 'not also closed by server')
+    assert.equal(r.resets, 0)
+    assert.equal(r.failed?.reason, 'no-http')
   } finally {
     await server.close()
   }
@@ -302,8 +305,9 @@ test('requests that get no answer time out, and are counted', async () => {
     const r = await load({ url: server.url, connections: 2, duration: 1, timeout: 0.25 })
     assert.ok(r.timeouts >= 4, `timeouts ${r.timeouts}`)
     assert.equal(r.hotpath.errorKinds.timeout, r.timeouts)
-    assert.ok(r.errors >= r.timeouts)
+    assert.equal(r.errors, r.timeouts, 'a timed-out request is not also a close')
     assert.equal(r.requests.total, 0)
+    assert.equal(r.failed?.reason, 'no-response')
   } finally {
     await server.close()
   }

@@ -4,8 +4,9 @@ import { dirname, join, relative, resolve } from 'node:path'
 import { UsageError } from '../errors.js'
 import { diagnose } from '../analysis/diagnose.js'
 import { readRun } from '../analysis/run-data.js'
-import { compareResults } from '../load/compare.js'
-import { readResultFile } from '../load/result-file.js'
+import { compareResults, settingDifferences } from '../load/compare.js'
+import { isDoctorResult, loadResultProblem, readResultFile } from '../load/result-file.js'
+import { loadFailure } from '../load/result.js'
 import { formatBytes, formatCount, formatMs, formatPercent, table } from '../report/format.js'
 import { formatChange, openInBrowser, relativeChange, renderCompareReport, runFigures } from '../report/html/index.js'
 import { readJsonFile } from '../read-json.js'
@@ -15,8 +16,10 @@ import { numberFlag } from './args.js'
 export const spec = {
   name: 'compare',
   usage: 'hotpath compare [options] <before> <after>',
-  summary: 'Compare two runs side by side: the change in each figure, and whether it is beyond noise (Welch\'s t-test\n' +
-    'over the per-second samples of each run, p < 0.05, and a change of at least 2%). Each run is a load result\n' +
+  summary: 'Compare two runs side by side: the change in each figure, and whether it is beyond noise: a change of at\n' +
+    'least 2% that Welch\'s t-test over the per-second samples of each run finds significant (p < 0.05), or that is at\n' +
+    'least 5 times the spread of the steadier run\'s seconds with every second of one run beyond the other\'s. Says first\n' +
+    'when the runs were loaded differently, and exits 3 when either load failed. Each run is a load result\n' +
     '(hotpath load --json), a doctor result (hotpath doctor --json) or a doctor run directory (.hotpath/<time>-doctor).',
   options: {
     json: { type: 'boolean', description: 'print the comparison as JSON' },
@@ -52,10 +55,18 @@ export async function run ({ values, positionals }, io) {
   if (maxRegression !== undefined && !(a.load && b.load)) {
     throw new UsageError(`--max-regression needs a load result in both runs; ${(a.load ? b : a).path} has none (its load came from --on-port)`)
   }
+  const differences = a.load && b.load ? settingDifferences(a.load, b.load) : []
+  const failed = [a, b].filter(x => x.load && loadFailure(x.load))
+  const warnings = [
+    ...[a, b].flatMap(x => runWarnings(x)),
+    ...(differences.length > 0 ? [`warning: the runs were loaded differently (${differences.map(describeDifference).join(', ')}): their figures differ for that too`] : [])
+  ].map(line => `hotpath compare: ${line}`)
 
   if (values.json) {
-    io.stdout.write(JSON.stringify({ before: positionals[0], after: positionals[1], figures: rows, ...(doctor ? { doctor } : {}) }, null, 2) + '\n')
+    io.stdout.write(JSON.stringify({ before: positionals[0], after: positionals[1], warnings, differences, figures: rows, ...(doctor ? { doctor } : {}) }, null, 2) + '\n')
+    for (const line of warnings) io.stderr.write(`${line}\n`)
   } else {
+    for (const line of warnings) io.stdout.write(`${line}\n`)
     if (a.load && b.load) {
       const fmt = (/** @type {number} */ v, /** @type {string} */ unit) =>
         unit === 'ms' ? formatMs(v) : unit === 'B/s' ? formatBytes(v, '/s') : formatCount(v)
@@ -72,7 +83,7 @@ export async function run ({ values, positionals }, io) {
           fmt(r.a, r.unit),
           fmt(r.b, r.unit),
           Number.isFinite(r.change) ? `${r.change >= 0 ? '+' : '−'}${Math.abs(r.change * 100).toFixed(1)}%` : r.b > r.a ? 'new' : '',
-          verdictText[r.verdict] + (Number.isFinite(r.p) && r.verdict !== 'same' ? ` (p=${r.p < 0.001 ? '<0.001' : r.p.toFixed(3)})` : '')
+          verdictText[r.verdict] + verdictBasis(r)
         ])
       ]) + '\n')
       io.stdout.write(`before: ${positionals[0]} (${a.load.duration} s, ${a.load.connections} connections)\nafter:  ${positionals[1]} (${b.load.duration} s, ${b.load.connections} connections)\n`)
@@ -108,6 +119,8 @@ export async function run ({ values, positionals }, io) {
     }
   }
 
+  // A failed load measured its failures, not the server: no comparison with it passes.
+  if (failed.length > 0) return 3
   if (maxRegression !== undefined) {
     const gate = rows.filter(r => ['Requests/s', 'Latency p50', 'Latency p99'].includes(r.figure))
     const failed = gate.filter(r => r.verdict === 'worse' && Math.abs(r.change) * 100 > maxRegression)
@@ -120,8 +133,39 @@ export async function run ({ values, positionals }, io) {
 }
 
 /**
+ * Why the figures of one run need a caveat: its load failed, or was interrupted.
+ * @param {Input} x
+ * @returns {string[]}
+ */
+function runWarnings (x) {
+  if (!x.load) return []
+  const failure = loadFailure(x.load)
+  return [
+    ...(x.load.interrupted ? [`${x.path} was interrupted after ${x.load.duration.toFixed(1)} s: its figures cover the run until then`] : []),
+    ...(failure ? [`${x.path}: ${failure.detail}`] : [])
+  ]
+}
+
+/** @param {import('../load/compare.js').SettingDifference} d */
+function describeDifference (d) {
+  if (d.setting === 'requests') return 'the requests\' headers or body'
+  const value = (/** @type {string | number} */ v) => typeof v === 'number' ? formatCount(v) : v
+  return `${d.setting} ${value(d.before)} → ${value(d.after)}`
+}
+
+/**
+ * Why a verdict was reached: the t-test's p, or how far beyond the spread of the seconds the change is.
+ * @param {import('../load/compare.js').Comparison} r
+ */
+function verdictBasis (r) {
+  if (r.verdict === 'same' || r.verdict === 'unknown') return ''
+  if (r.times !== undefined) return r.times === Infinity ? ' (beyond any spread)' : ` (${formatCount(r.times)}× the spread)`
+  return Number.isFinite(r.p) ? ` (p=${r.p < 0.001 ? '<0.001' : r.p.toFixed(3)})` : ''
+}
+
+/**
  * Reads one side: a doctor run directory (diagnosed again here), a doctor result (with its run directory's samples
- * when that is still there), or a load result.
+ * when that is still there), or a load result. A load inside a run is checked like a load result file.
  * @param {string} path
  * @returns {Promise<Input>}
  */
@@ -132,12 +176,14 @@ async function readInput (path) {
   } catch {}
   if (isDir) {
     const runData = readRun(path)
+    checkLoad(runData.run.load, join(path, 'run.json'), 'load.')
     return { path, load: runData.run.load, diagnosis: diagnose(runData), runData }
   }
   const data = /** @type {any} */ (await readJsonFile(path, 'a hotpath load or doctor result, or a doctor run directory'))
-  if (data?.tool === 'hotpath' && typeof data.category === 'string' && Array.isArray(data.evidence)) {
+  if (isDoctorResult(data) && Array.isArray(data.evidence)) {
     const diagnosis = /** @type {import('../analysis/diagnose.js').Diagnosis} */ (data)
     const load = data.load?.hotpath?.shard ? data.load : null
+    checkLoad(load, path, 'load.')
     /** @type {import('../analysis/run-data.js').RunData | null} */
     let runData = null
     const dir = data.run?.dir
@@ -150,6 +196,17 @@ async function readInput (path) {
   }
   // A load result; readResultFile says what is wrong with anything else.
   return { path, load: await readResultFile(path), diagnosis: null, runData: null }
+}
+
+/**
+ * @param {unknown} load a load result inside a doctor result or run, or null
+ * @param {string} file
+ * @param {string} at where it sits in the file
+ */
+function checkLoad (load, file, at) {
+  if (load === null || load === undefined) return
+  const problem = loadResultProblem(load, at)
+  if (problem !== null) throw new UsageError(`'${file}' holds an invalid load result: ${problem}`)
 }
 
 /**

@@ -1,7 +1,8 @@
 import { writeFile } from 'node:fs/promises'
 import { UsageError } from '../errors.js'
 import { load, preparePlan } from '../load/load.js'
-import { formatLoadResult } from '../report/load-text.js'
+import { requestsHash, withMarks } from '../load/result.js'
+import { formatLoadResult, headlines } from '../report/load-text.js'
 import { Progress } from '../report/progress.js'
 import { describeExit, TargetProcess } from '../run/target-process.js'
 import { durationFlag, numberFlag } from './args.js'
@@ -33,7 +34,8 @@ export const spec = {
 /**
  * @param {ReturnType<typeof import('./args.js').parseCommand>} args
  * @param {import('./main.js').Io} io
- * @returns {Promise<number>} exit code
+ * @returns {Promise<number>} exit code: 0 measured as asked, 3 the load failed, 4 the target failed, 130/143 stopped by
+ *   SIGINT/SIGTERM (the partial result still written)
  */
 export async function run ({ values, positionals, command }, io) {
   const options = await loadOptionsFromFlags(values)
@@ -45,6 +47,19 @@ export async function run ({ values, positionals, command }, io) {
   const port = numberFlag('port', /** @type {string | undefined} */ (values.port), { integer: true })
   const listenTimeout = /** @type {number} */ (durationFlag('listen-timeout', /** @type {string | undefined} */ (values['listen-timeout']) ?? '30s'))
   const title = /** @type {string | undefined} */ (values.title)
+
+  const abort = new AbortController()
+  /** @type {NodeJS.Signals | null} */
+  let signalled = null
+  /**
+   * The signal's name, when the caller passes it, tells SIGTERM (exit 143) from Ctrl-C (exit 130).
+   * @param {NodeJS.Signals} [signal]
+   */
+  const stop = (signal) => {
+    signalled = signal ?? 'SIGINT'
+    abort.abort()
+  }
+  io.stopOnSignal(stop)
 
   /** @type {TargetProcess | null} */
   let target = null
@@ -58,7 +73,9 @@ export async function run ({ values, positionals, command }, io) {
       if (!values.json) io.stderr.write(`Target listening on ${url} (pid ${l.pid})\n`)
     } catch (err) {
       await target.stop()
-      throw err
+      if (signalled === null) throw err
+      io.stderr.write('hotpath load: interrupted before the load began\n')
+      return signalExit(signalled)
     }
   }
 
@@ -71,28 +88,55 @@ export async function run ({ values, positionals, command }, io) {
     warmup: plan.warmup
   })
   if (values['no-progress']) progress.enabled = false
-  const abort = new AbortController()
-  io.stopOnSignal(() => abort.abort())
   // A target that dies mid-run ends the run at once; what was measured until then is still reported.
   target?.exited.then((exit) => { if (!exit.stoppedByUs) abort.abort() })
   progress.start()
   let result
   try {
     result = await load({ ...loadOptions, signal: abort.signal, onBin: (bin) => progress.onBin(bin) })
+  } catch (err) {
+    // The options were checked above, so a usage error now can only say that nothing answers at the target: the
+    // command line was fine, the load failed.
+    if (err instanceof UsageError) throw new UsageError(err.message, 3)
+    throw err
   } finally {
     progress.stop()
     await target?.stop()
   }
+  result = withSettings(result, plan)
+  if (signalled !== null) result = withMarks(result, { interrupted: true })
   const crashed = target?.exitInfo && !target.exitInfo.stoppedByUs ? target.exitInfo : null
+  const notes = crashed ? [`hotpath load: the target exited ${describeExit(crashed)} during the run, after ${result.duration.toFixed(1)} s; the figures cover the run until then`] : []
 
   const json = JSON.stringify(result, null, 2) + '\n'
   if (values.output) await writeFile(/** @type {string} */ (values.output), json)
-  if (values.json) io.stdout.write(json)
-  else io.stdout.write(formatLoadResult(result))
-  if (crashed && target) {
-    io.stderr.write(`hotpath: the target exited ${describeExit(crashed)} during the run; the figures above cover the run until then.\n`)
-    for (const line of target.tail()) io.stderr.write(`  | ${line}\n`)
-    return 1
+  if (values.json) {
+    io.stdout.write(json)
+    // stdout is the result; what a reader must know first goes where a person still sees it.
+    for (const line of [...notes, ...headlines(result, 'load')]) io.stderr.write(`${line}\n`)
+  } else {
+    io.stdout.write(formatLoadResult(result, { command: 'load', notes }))
   }
+  if (crashed && target) for (const line of target.tail()) io.stderr.write(`  | ${line}\n`)
+  if (signalled !== null) return signalExit(signalled)
+  if (crashed) return 4
+  if (result.failed) return 3
   return 0
+}
+
+/** @param {NodeJS.Signals} signal */
+function signalExit (signal) {
+  return signal === 'SIGTERM' ? 143 : 130
+}
+
+/**
+ * The asked duration and a digest of the requests, so that `compare` can tell runs of different loads apart.
+ * @param {import('../load/result.js').LoadResult} result
+ * @param {import('../load/runner.js').Plan} plan
+ */
+function withSettings (result, plan) {
+  const options = result.hotpath.options
+  options.duration ??= Number.isFinite(plan.duration) ? plan.duration : 0
+  options.requestsHash ??= requestsHash(plan.requests)
+  return result
 }

@@ -7,7 +7,8 @@ import { formatHelp, parseCommand } from './args.js'
  * @typedef {object} Io
  * @property {NodeJS.WriteStream} stdout
  * @property {NodeJS.WriteStream} stderr
- * @property {(stop: () => unknown) => void} stopOnSignal run `stop` on the first Ctrl-C / SIGTERM
+ * @property {(stop: (signal: NodeJS.Signals) => unknown) => void} stopOnSignal run `stop` on the first Ctrl-C / SIGTERM,
+ *   with the signal's name
  */
 
 /**

@@ -1,7 +1,7 @@
 import net from 'node:net'
 import tls from 'node:tls'
 import { performance } from 'node:perf_hooks'
-import { ResponseParser } from './response-parser.js'
+import { NOT_HTTP_REASONS, ResponseParser } from './response-parser.js'
 
 /** @typedef {import('./runner.js').Runner} Runner */
 
@@ -137,7 +137,7 @@ export class Connection {
    */
   onResponse (status, willClose) {
     if (this.inflight === 0) {
-      this.onError('response without a request')
+      this.onError(NOT_HTTP_REASONS.unsolicited)
       return
     }
     const slot = this.head
@@ -162,6 +162,8 @@ export class Connection {
   /** @param {string} reason */
   onError (reason) {
     this.runner.fail(reason)
+    // Counted here, under its first cause: the close that follows is not a second failure (nor a reset).
+    this.failed = true
     this.socket?.destroy()
   }
 
@@ -206,7 +208,8 @@ export class Connection {
    * @returns {boolean} whether this connection timed out
    */
   checkTimeout (now, timeoutMs) {
-    if (this.socket === null) return false
+    // A failed socket is closing and its failure counted already.
+    if (this.socket === null || this.failed) return false
     const waitingSince = this.inflight > 0 ? this.sentAt[this.head] : this.connected ? Infinity : this.openedAt
     if (now - waitingSince <= timeoutMs) return false
     this.runner.fail('timeout', { timeout: true })

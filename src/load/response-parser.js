@@ -25,6 +25,31 @@ const MAX_HEAD = 64 * 1024
 // every line (an out-of-line load IC; ~25 ns a response, 15% of the framing).
 const indexOf = Buffer.prototype.indexOf
 
+/**
+ * Why a stream is not HTTP, as the framer reports it through onError (and the load counts it, by these words, in
+ * `errorKinds`). A run whose only errors are these got no HTTP from the server at all.
+ */
+export const NOT_HTTP_REASONS = Object.freeze({
+  headTooLarge: 'response head larger than 64 KiB',
+  statusLine: 'malformed status line',
+  headerLine: 'malformed header line',
+  contentLength: 'invalid content-length',
+  switchedProtocols: 'server switched protocols (101)',
+  chunkSizeTooLarge: 'chunk size too large',
+  chunkSize: 'invalid chunk size',
+  chunkExtension: 'invalid chunk extension',
+  chunkSizeLine: 'invalid chunk size line',
+  chunkData: 'chunk data longer than its size',
+  trailer: 'invalid chunked trailer',
+  unsolicited: 'response without a request'
+})
+
+/**
+ * Every reason in NOT_HTTP_REASONS, to classify counted errors by their kind.
+ * @type {ReadonlySet<string>}
+ */
+export const NOT_HTTP = new Set(Object.values(NOT_HTTP_REASONS))
+
 const HEAD = 0
 const BODY = 1
 const CHUNK_SIZE = 2
@@ -125,7 +150,7 @@ export class ResponseParser {
   headFrom (data, start, end) {
     const next = this.parseHead(data, start, end)
     if (next === INCOMPLETE) {
-      if (end - start > MAX_HEAD) return this.fail('response head larger than 64 KiB')
+      if (end - start > MAX_HEAD) return this.fail(NOT_HTTP_REASONS.headTooLarge)
       this.carry = Buffer.from(data.subarray(start, end))
       return -1
     }
@@ -144,7 +169,7 @@ export class ResponseParser {
     const joined = Buffer.concat([carry, data.subarray(start, end)])
     const next = this.parseHead(joined, 0, joined.length)
     if (next === INCOMPLETE) {
-      if (joined.length > MAX_HEAD) return this.fail('response head larger than 64 KiB')
+      if (joined.length > MAX_HEAD) return this.fail(NOT_HTTP_REASONS.headTooLarge)
       this.carry = joined
       return -1
     }
@@ -164,7 +189,7 @@ export class ResponseParser {
     // "HTTP/1.x NNN" — checked byte by byte as far as it has arrived; anything else is garbage at once.
     const have = Math.min(end - start, STATUS_PREFIX.length)
     for (let k = 0; k < have; k++) {
-      if (b[start + k] !== STATUS_PREFIX[k] && k !== 7) return this.fail('malformed status line')
+      if (b[start + k] !== STATUS_PREFIX[k] && k !== 7) return this.fail(NOT_HTTP_REASONS.statusLine)
     }
     if (end - start < 13) return INCOMPLETE
     const minor = b[start + 7] - 48
@@ -174,11 +199,11 @@ export class ResponseParser {
     const after = b[start + 12]
     if (minor < 0 || minor > 1 || d0 < 1 || d0 > 5 || d1 < 0 || d1 > 9 || d2 < 0 || d2 > 9 ||
       (after !== 32 && after !== CR)) {
-      return this.fail('malformed status line')
+      return this.fail(NOT_HTTP_REASONS.statusLine)
     }
     let i = indexOf.call(b, LF, start + 12)
-    if (i === -1 || i >= end) return end - start > MAX_HEAD ? this.fail('response head larger than 64 KiB') : INCOMPLETE
-    if (b[i - 1] !== CR) return this.fail('malformed status line')
+    if (i === -1 || i >= end) return end - start > MAX_HEAD ? this.fail(NOT_HTTP_REASONS.headTooLarge) : INCOMPLETE
+    if (b[i - 1] !== CR) return this.fail(NOT_HTTP_REASONS.statusLine)
     i++
 
     let contentLength = -1
@@ -188,20 +213,20 @@ export class ResponseParser {
       if (i + 1 >= end) return INCOMPLETE
       const first = b[i]
       if (first === CR) {
-        if (b[i + 1] !== LF) return this.fail('malformed header line')
+        if (b[i + 1] !== LF) return this.fail(NOT_HTTP_REASONS.headerLine)
         i += 2
         break
       }
       // Lines are found with indexOf (native, ~15 ns a call); JS looks only at the names that frame the body.
       const eol = indexOf.call(b, CR, i)
       if (eol === -1 || eol + 1 >= end) return INCOMPLETE
-      if (b[eol + 1] !== LF || first <= 32 || first === 58) return this.fail('malformed header line')
+      if (b[eol + 1] !== LF || first <= 32 || first === 58) return this.fail(NOT_HTTP_REASONS.headerLine)
       // A framing header has its colon right after its name, so one byte tells whether the name can match.
       const lower = first | 0x20
       if (lower === 99) { // c…
         if (i + 14 < eol && b[i + 14] === 58 && nameIs(b, i, CONTENT_LENGTH)) {
           const n = parseDecimal(b, i + 15, eol)
-          if (n < 0 || (contentLength !== -1 && contentLength !== n)) return this.fail('invalid content-length')
+          if (n < 0 || (contentLength !== -1 && contentLength !== n)) return this.fail(NOT_HTTP_REASONS.contentLength)
           contentLength = n
         } else if (i + 10 < eol && b[i + 10] === 58 && nameIs(b, i, CONNECTION)) {
           const v = connectionValue(b, i + 11, eol)
@@ -219,7 +244,7 @@ export class ResponseParser {
     this.willClose = close
     if (status < 200) {
       // 101 would hand the socket to another protocol; a load generator cannot follow.
-      if (status === 101) return this.fail('server switched protocols (101)')
+      if (status === 101) return this.fail(NOT_HTTP_REASONS.switchedProtocols)
       return i // interim response (100 Continue, 103 Early Hints): the final one follows
     }
     if (status === 204 || status === 304 || this.sink.expectsNoBody()) {
@@ -253,7 +278,7 @@ export class ResponseParser {
         case CHUNK_SIZE: {
           const h = hexValue(c)
           if (h >= 0) {
-            if (this.remaining > 0x7fffffff) return this.failAt('chunk size too large', end)
+            if (this.remaining > 0x7fffffff) return this.failAt(NOT_HTTP_REASONS.chunkSizeTooLarge, end)
             this.remaining = this.remaining * 16 + h
             this.sizeDigits++
             i++
@@ -264,17 +289,17 @@ export class ResponseParser {
             this.state = CHUNK_SIZE_LF
             i++
           } else {
-            return this.failAt('invalid chunk size', end)
+            return this.failAt(NOT_HTTP_REASONS.chunkSize, end)
           }
           break
         }
         case CHUNK_EXT:
           if (c === CR) this.state = CHUNK_SIZE_LF
-          else if (c === LF) return this.failAt('invalid chunk extension', end)
+          else if (c === LF) return this.failAt(NOT_HTTP_REASONS.chunkExtension, end)
           i++
           break
         case CHUNK_SIZE_LF:
-          if (c !== LF) return this.failAt('invalid chunk size line', end)
+          if (c !== LF) return this.failAt(NOT_HTTP_REASONS.chunkSizeLine, end)
           i++
           this.sizeDigits = 0
           this.state = this.remaining === 0 ? TRAILER_START : CHUNK_DATA
@@ -287,12 +312,12 @@ export class ResponseParser {
           break
         }
         case CHUNK_DATA_CR:
-          if (c !== CR) return this.failAt('chunk data longer than its size', end)
+          if (c !== CR) return this.failAt(NOT_HTTP_REASONS.chunkData, end)
           this.state = CHUNK_DATA_LF
           i++
           break
         case CHUNK_DATA_LF:
-          if (c !== LF) return this.failAt('chunk data longer than its size', end)
+          if (c !== LF) return this.failAt(NOT_HTTP_REASONS.chunkData, end)
           this.state = CHUNK_SIZE
           i++
           break
@@ -307,7 +332,7 @@ export class ResponseParser {
           i++
           break
         case TRAILER_LF:
-          if (c !== LF) return this.failAt('invalid chunked trailer', end)
+          if (c !== LF) return this.failAt(NOT_HTTP_REASONS.trailer, end)
           i++
           this.complete()
           return i

@@ -1,4 +1,8 @@
+import { createHash } from 'node:crypto'
+import { STATUS_CODES } from 'node:http'
+import { UsageError } from '../errors.js'
 import { decodeHistogram, encodeHistogram, mergeEncoded, summarize, summarizeSamples } from './histogram.js'
+import { NOT_HTTP } from './response-parser.js'
 import { VERSION } from '../version.js'
 
 /** @typedef {import('./recorder.js').Shard} Shard */
@@ -21,6 +25,10 @@ import { VERSION } from '../version.js'
  * @property {string} method
  * @property {number} machines how many results were merged into this one
  * @property {boolean} [busyPoll] the generator polled without sleeping
+ * @property {number} [duration] seconds of measurement asked (-d); 0 when only --amount bounded the run. Absent from
+ *   results that do not record it (then the measured duration stands in).
+ * @property {string} [requestsHash] digest of every request's bytes but its Host line (method, path, headers, body):
+ *   equal when two runs sent the same requests (see requestsHash())
  */
 
 /**
@@ -34,6 +42,9 @@ import { VERSION } from '../version.js'
  * @property {string} [title]
  * @property {string} url
  * @property {string} [socketPath]
+ * @property {LoadFailure | null} failed why the load did not measure what was asked (see loadFailure()), or null
+ * @property {boolean} [interrupted] stopped early by a signal (Ctrl-C): the figures cover the run until then
+ * @property {MergeInfo} [merged] how the results merged into this one lay in time
  * @property {number} connections
  * @property {number} pipelining
  * @property {number} workers
@@ -51,6 +62,22 @@ import { VERSION } from '../version.js'
  * @property {Summary & { total: number }} throughput bytes per second
  * @property {Record<string, { count: number }>} statusCodeStats
  * @property {HotpathSection} hotpath
+ */
+
+/**
+ * Why a load did not measure what was asked: the first thing to say about it, whatever its figures look like.
+ * @typedef {object} LoadFailure
+ * @property {'no-connection' | 'no-http' | 'no-response' | 'non-2xx' | 'errors'} reason
+ * @property {string} detail one line, for a person: `the load failed: 132,566 of 132,600 responses were 404 Not Found`
+ * @property {number} bad requests that ended without a 2xx (or 304) response: other responses, and errors
+ * @property {number} total requests that ended: responses and errors
+ */
+
+/**
+ * @typedef {object} MergeInfo
+ * @property {number} overlap seconds during which every merged result was running
+ * @property {number} span seconds from the first start to the last finish
+ * @property {boolean} together the results ran at the same time: the overlap is at least half the shortest of them
  */
 
 /**
@@ -184,6 +211,7 @@ export function buildResult (shard, meta) {
     ...(meta.title ? { title: meta.title } : {}),
     url: meta.url,
     ...(meta.socketPath ? { socketPath: meta.socketPath } : {}),
+    failed: null,
     connections: meta.connections,
     pipelining: meta.pipelining,
     workers: meta.workers,
@@ -227,6 +255,7 @@ export function buildResult (shard, meta) {
   }
   latency.destroy()
   uncorrected?.destroy()
+  result.failed = loadFailure(result)
   return result
 }
 
@@ -248,8 +277,162 @@ export function mergeResults (results) {
     amount: sum(results.map(r => r.hotpath.options.amount)),
     machines: sum(results.map(r => r.hotpath.options.machines ?? 1))
   }
-  return buildResult(mergeShards(shards), meta)
+  // What the parts did not all share, the merged result cannot claim.
+  for (const key of /** @type {const} */ (['duration', 'requestsHash'])) {
+    if (!results.every(r => r.hotpath.options[key] === first[key])) delete meta[key]
+  }
+  const merged = buildResult(mergeShards(shards), meta)
+  return withMarks(merged, {
+    ...(results.some(r => r.interrupted) ? { interrupted: true } : {}),
+    merged: mergeInfo(results)
+  })
 }
+
+/**
+ * How results lay in time. Merging adds up runs made at the same time on several machines; runs made one after the
+ * other add up to figures no load had (requests/s of two different minutes, a duration that spans the gap), so a merge
+ * says whether its parts ran together.
+ * @param {LoadResult[]} results
+ * @returns {MergeInfo}
+ */
+export function mergeInfo (results) {
+  const ranges = results.map(r => ({ start: r.hotpath.shard.start, finish: r.hotpath.shard.finish }))
+  const overlap = Math.max(0, Math.min(...ranges.map(r => r.finish)) - Math.max(...ranges.map(r => r.start)))
+  const span = Math.max(...ranges.map(r => r.finish)) - Math.min(...ranges.map(r => r.start))
+  const shortest = Math.min(...ranges.map(r => r.finish - r.start))
+  return {
+    overlap: Math.round(overlap) / 1000,
+    span: Math.round(span) / 1000,
+    together: overlap >= shortest / 2 && results.every(r => r.merged?.together !== false)
+  }
+}
+
+/**
+ * Refuses results that must not be added up, naming the file: one result twice (its requests would count twice), or
+ * loads of different requests (their sum describes no load).
+ * @param {LoadResult[]} results
+ * @param {string[]} names the files they were read from
+ */
+export function assertMergeable (results, names) {
+  for (let j = 1; j < results.length; j++) {
+    for (let i = 0; i < j; i++) {
+      const a = results[i].hotpath.shard
+      const b = results[j].hotpath.shard
+      if (a.start === b.start && a.histogram === b.histogram) {
+        throw new UsageError(`'${names[j]}' is the same result as '${names[i]}' (same start and latency histogram): merging it would count its requests twice`)
+      }
+    }
+  }
+  const what = (/** @type {LoadResult} */ r) => `${r.hotpath.options.method} ${r.url}${r.socketPath ? ` (socket ${r.socketPath})` : ''}`
+  for (let j = 1; j < results.length; j++) {
+    if (what(results[j]) !== what(results[0])) {
+      throw new UsageError(`'${names[j]}' loaded ${what(results[j])}, '${names[0]}' ${what(results[0])}: merge adds up parts of one load, of the same method and URL`)
+    }
+  }
+}
+
+/**
+ * The result with marks that say how to read it (`interrupted`, `merged`) beside `failed`, near the top of the JSON
+ * where a reader looks first rather than after the histograms.
+ * @param {LoadResult} result
+ * @param {{ interrupted?: boolean, merged?: MergeInfo }} marks
+ * @returns {LoadResult}
+ */
+export function withMarks (result, marks) {
+  /** @type {Record<string, unknown>} */
+  const out = {}
+  for (const [key, value] of Object.entries(result)) {
+    if (key in marks) continue
+    out[key] = value
+    if (key === 'failed') Object.assign(out, marks)
+  }
+  return /** @type {LoadResult} */ (out)
+}
+
+/**
+ * Digest of the requests a load sends, but for their Host line (servers started for a run listen on a new port each
+ * time): two runs with equal digests sent the same methods, paths, headers and bodies.
+ * @param {import('./requests.js').WireRequest[]} requests
+ * @returns {string}
+ */
+export function requestsHash (requests) {
+  const hash = createHash('sha256')
+  for (const r of requests) hash.update(r.bytes.toString('latin1').replace(/\r\nhost:[^\r]*/i, ''))
+  return hash.digest('hex').slice(0, 16)
+}
+
+/** Statuses that answer a request as asked: 2xx, and 304 (unchanged: the answer to a conditional request). */
+const answered = (/** @type {string} */ code) => code[0] === '2' || code === '304'
+
+/**
+ * Why a load did not measure what was asked, or null when it did. Pure, so every command that runs or reads a load
+ * judges it alike. The load failed when:
+ * - no connection was ever made (`no-connection`), no request got an HTTP response because what came back was not
+ *   HTTP (`no-http`), or nothing came back at all (`no-response`);
+ * - or more than half of the requests that ended did not get a 2xx (or 304) response: other statuses (`non-2xx`) or
+ *   errors — timeouts, resets, refused connections, responses that were not HTTP, each counted once (`errors`),
+ *   whichever there were more of.
+ * @param {LoadResult} result
+ * @returns {LoadFailure | null}
+ */
+export function loadFailure (result) {
+  const completed = result.requests.total
+  const errors = result.errors
+  const statuses = Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => ({ code, count: s.count }))
+  const badResponses = statuses.filter(s => !answered(s.code)).reduce((a, s) => a + s.count, 0)
+  const bad = badResponses + errors
+  const total = completed + errors
+  const where = `the server at ${result.socketPath ?? hostOf(result.url)}`
+  const kinds = Object.entries(result.hotpath.errorKinds ?? {}).sort((a, b) => b[1] - a[1])
+  const failure = (/** @type {LoadFailure['reason']} */ reason, /** @type {string} */ detail) => ({ reason, detail, bad, total })
+  if (completed === 0) {
+    const notHttp = kinds.filter(([kind]) => NOT_HTTP.has(kind))
+    if (result.requests.sent === 0) {
+      return failure('no-connection', `${where} accepted no connection${errors > 0 ? ` (${listKinds(kinds)})` : ` in ${result.duration.toFixed(1)} s`}`)
+    }
+    if (notHttp.length > 0) {
+      const n = notHttp.reduce((a, [, c]) => a + c, 0)
+      return failure('no-http', `${where} spoke no HTTP: ${count(n)} ${n === 1 ? 'response was' : 'responses were'} not HTTP (${listKinds(notHttp)})` +
+        (errors > n ? `, and ${count(errors - n)} requests failed otherwise` : ''))
+    }
+    const sent = result.requests.sent
+    return failure('no-response', `${where} answered none of the ${count(sent)} requests sent in ${result.duration.toFixed(1)} s` +
+      (errors > 0 ? ` (${listKinds(kinds)})` : ` (they were still waiting when the run ended; -t allows ${result.hotpath.options.timeout} s)`))
+  }
+  if (bad * 2 <= total) return null
+  const failing = statuses.filter(s => !answered(s.code)).sort((a, b) => b.count - a.count)
+  const responsesPart = failing.length === 1
+    ? `${count(badResponses)} of ${count(completed)} responses were ${statusName(failing[0].code)}`
+    : `${count(badResponses)} of ${count(completed)} responses were not 2xx (${failing.slice(0, 3).map(s => `${statusName(s.code)} ×${count(s.count)}`).join(', ')}${failing.length > 3 ? ', …' : ''})`
+  const errorsPart = `${count(errors)} of ${count(total)} requests ended in errors (${listKinds(kinds)})`
+  if (badResponses >= errors) {
+    return failure('non-2xx', `the load failed: ${responsesPart}${errors > 0 ? `; ${count(errors)} more requests ended in errors (${listKinds(kinds)})` : ''}`)
+  }
+  return failure('errors', `the load failed: ${errorsPart}${badResponses > 0 ? `; ${responsesPart}` : ''}`)
+}
+
+/** @param {string} url */
+function hostOf (url) {
+  try {
+    return new URL(url).host
+  } catch {
+    return url
+  }
+}
+
+/** @param {string} code */
+function statusName (code) {
+  const name = STATUS_CODES[code]
+  return name ? `${code} ${name}` : code
+}
+
+/** @param {[string, number][]} kinds sorted, most first */
+function listKinds (kinds) {
+  return kinds.slice(0, 3).map(([kind, n]) => `${kind} ×${count(n)}`).join(', ') + (kinds.length > 3 ? ', …' : '')
+}
+
+/** @param {number} n */
+const count = (n) => Math.round(n).toLocaleString('en-US')
 
 /** @param {number[]} xs */
 const sum = (xs) => xs.reduce((a, b) => a + b, 0)

@@ -3,12 +3,46 @@ import { formatBytes, formatCount, formatMs, formatPercent, table } from './form
 /** @typedef {import('../load/result.js').LoadResult} LoadResult */
 
 /**
- * The terminal summary of a load result: latency and rate tables, then counts, status codes, errors and, under
- * --rate, whether the server kept up.
+ * The terminal summary of a load result: first what a reader must know before trusting any figure (the run failed,
+ * was interrupted, merges runs made at different times), then the latency and rate tables, counts, status codes,
+ * errors and, under --rate, whether the server kept up.
+ * @param {LoadResult} r
+ * @param {{ command?: string, notes?: string[] }} [opts] `command` names the lines' speaker; `notes` go first
+ * @returns {string}
+ */
+export function formatLoadResult (r, opts = {}) {
+  const first = [...(opts.notes ?? []), ...headlines(r, opts.command ?? 'load')]
+  return first.map(line => `${line}\n`).join('') + loadTables(r)
+}
+
+/**
+ * The lines that say how far a result can be trusted, empty for a run that measured what was asked.
+ * @param {LoadResult} r
+ * @param {string} command
+ * @returns {string[]}
+ */
+export function headlines (r, command) {
+  const say = (/** @type {string} */ text) => `hotpath ${command}: ${text}`
+  const lines = []
+  if (r.interrupted) {
+    lines.push(say(r.hotpath.options.machines > 1
+      ? 'interrupted: a merged result was stopped early, so the figures cover less than was asked'
+      : `interrupted after ${r.duration.toFixed(1)} s: the figures cover the run until then`))
+  }
+  if (r.failed) lines.push(say(r.failed.detail))
+  if (r.merged && !r.merged.together) {
+    lines.push(say(`warning: the merged results did not run at the same time (${r.merged.overlap.toFixed(1)} s in common over ` +
+      `${r.merged.span.toFixed(1)} s): counts and percentiles add up, but requests/s and the duration describe no single load`))
+  }
+  return lines
+}
+
+/**
+ * The figures alone: latency and rate tables, counts, status codes, errors, and the notes that explain them.
  * @param {LoadResult} r
  * @returns {string}
  */
-export function formatLoadResult (r) {
+export function loadTables (r) {
   const l = r.latency
   const latencyRows = [
     ['Latency', 'p50', 'p90', 'p99', 'p99.9', 'max', 'mean', 'stdev'],
