@@ -1,3 +1,4 @@
+import { loadFailure } from '../load/result.js'
 import { displayPath } from './paths.js'
 
 /**
@@ -50,47 +51,11 @@ export function runFailure (data, signals) {
     const what = code === 127 ? 'the --on-port command was not found' : `the --on-port command ${code === null ? 'was killed' : `exited with code ${code}`}`
     return { category: 'load-failed', what, at: null, error: null, died: [] }
   }
-  const load = run.load ? loadFailed(run.load) : null
-  if (load !== null) return { category: 'load-failed', what: load, at: null, error: null, died: [] }
+  // Judged as `hotpath load` judges it, from the figures (so runs saved before loads carried `failed` are judged alike).
+  const load = run.load ? loadFailure(run.load) : null
+  if (load !== null) return { category: 'load-failed', what: load.detail.replace(/^the load failed: /, ''), at: null, error: null, died: [] }
   return null
 }
-
-/**
- * Why a load result did not measure a server, in words, or null when it did: no response at all, or most of them
- * errors (non-2xx statuses).
- * @param {import('../load/result.js').LoadResult} load
- * @returns {string | null}
- */
-export function loadFailed (load) {
-  const r = /** @type {any} */ (load)
-  const completed = Number(r.requests?.total ?? 0)
-  const errors = Number(r.errors ?? 0)
-  if (completed === 0) return errors > 0 ? `no request got a response (${errors.toLocaleString('en-US')} errors)` : 'no request got a response'
-  const non2xx = Number(r.non2xx ?? 0)
-  if (non2xx * 2 <= completed) return null
-  const codes = Object.entries(r.statusCodeStats ?? {})
-    .map(([code, v]) => ({ code, count: Number(/** @type {any} */ (v)?.count ?? 0) }))
-    .filter(c => !c.code.startsWith('2'))
-    .sort((a, b) => b.count - a.count)
-  const top = codes[0]
-  const what = top ? `${top.code}${STATUS_TEXT[top.code] ? ` ${STATUS_TEXT[top.code]}` : ''}` : 'not 2xx'
-  return non2xx === completed
-    ? `every response was ${what}`
-    : `${non2xx.toLocaleString('en-US')} of ${completed.toLocaleString('en-US')} responses were errors (mostly ${what})`
-}
-
-const STATUS_TEXT = /** @type {Record<string, string>} */ ({
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  405: 'Method Not Allowed',
-  429: 'Too Many Requests',
-  500: 'Internal Server Error',
-  502: 'Bad Gateway',
-  503: 'Service Unavailable',
-  504: 'Gateway Timeout'
-})
 
 /**
  * The error a dying process printed: the last line that names an error (Node prints the message after the source line
