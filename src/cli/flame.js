@@ -7,7 +7,8 @@ import { readRun, readRunProfile } from '../analysis/run-data.js'
 import { readProfileFile } from '../profile/cpuprofile.js'
 import { writeProfileFiles } from '../profile/write-files.js'
 import { formatCulprits } from '../report/flame/culprits-text.js'
-import { describeExit } from '../run/target-process.js'
+import { runFailure } from '../analysis/run-failure.js'
+import { excerpt } from '../report/doctor-text.js'
 import { numberFlag } from './args.js'
 import { recordFromFlags, TARGET_FLAGS } from './target-run.js'
 
@@ -55,7 +56,8 @@ export async function run (args, io) {
   if (from.length === 0 && command.length === 0) throw new UsageError('flame needs --from <file.cpuprofile> or -- <command> (see hotpath flame --help)')
   const top = Number(values.top ?? 5)
   if (!Number.isInteger(top) || top < 0) throw new UsageError(`--top must be a non-negative integer, got '${values.top}'`)
-  const { appRoot: liveRoot, ...captured } = from.length > 0 ? { ...(await readInputs(from)), appRoot: undefined } : await captureLive(values, command, io)
+  const live = from.length > 0 ? null : await captureLive(values, command, io)
+  const { appRoot: liveRoot, ...captured } = live ? live.captured : { ...(await readInputs(from)), appRoot: undefined }
   const appRoot = typeof values['app-root'] === 'string' ? resolve(values['app-root']) : liveRoot
   const output = await outputBase(/** @type {string | undefined} */ (values.output), from[0])
   const title = /** @type {string | undefined} */ (values.title) ??
@@ -68,7 +70,50 @@ export async function run (args, io) {
     saveProfiles: from.length === 0,
     culprits: Math.max(top, 1)
   })
-  report(result, { json: values.json === true, top }, io)
+  // A run that did not measure what was asked says so first, before the files that show what it did measure.
+  const outcome = live?.outcome ?? { failure: null, interruptedBy: null, stderr: [] }
+  const headline = outcomeHeadline(outcome)
+  if (headline !== null) {
+    io.stderr.write(`hotpath flame: ${headline}\n`)
+    if (outcome.failure?.category === 'target-failed') {
+      for (const line of excerpt(outcome.stderr, outcome.failure.error?.message)) io.stderr.write(`  | ${line}\n`)
+    }
+  }
+  report(result, { json: values.json === true, top, outcome }, io)
+  return outcomeCode(outcome)
+}
+
+/**
+ * How a live run ended, when it did not measure what was asked: the target failed, the load failed, or the user
+ * stopped it.
+ * @typedef {object} Outcome
+ * @property {import('../analysis/run-failure.js').RunFailure | null} failure
+ * @property {NodeJS.Signals | null} interruptedBy
+ * @property {number} [at] seconds into the load when it was interrupted
+ * @property {string[]} stderr the target's last lines of stderr
+ */
+
+/**
+ * @param {Outcome} outcome
+ * @returns {string | null} what went wrong, in one line; null when the run measured what was asked
+ */
+function outcomeHeadline ({ failure, interruptedBy, at }) {
+  if (failure?.category === 'target-failed') {
+    return `${failure.what}${failure.at === null ? '' : `, ${failure.at.toFixed(1)} s into the load`}; the flame graph covers the run until then`
+  }
+  if (failure?.category === 'load-failed') return `the load failed (${failure.what}); the flame graph shows the server answering it`
+  if (interruptedBy !== null) return `interrupted (${interruptedBy})${at === undefined ? '' : ` after ${at.toFixed(1)} s of load`}; the flame graph covers the run until then`
+  return null
+}
+
+/**
+ * @param {Outcome} outcome
+ * @returns {number} 4 when the target failed, 3 when the load did, 130 / 143 when interrupted, else 0
+ */
+function outcomeCode ({ failure, interruptedBy }) {
+  if (failure?.category === 'target-failed') return 4
+  if (failure?.category === 'load-failed') return 3
+  if (interruptedBy !== null) return interruptedBy === 'SIGTERM' ? 143 : 130
   return 0
 }
 
@@ -79,27 +124,33 @@ export async function run (args, io) {
  * @param {Record<string, unknown>} values
  * @param {string[]} command
  * @param {import('./main.js').Io} io
- * @returns {Promise<Parameters<typeof writeProfileFiles>[0] & { appRoot?: string }>}
+ * @returns {Promise<{ captured: Parameters<typeof writeProfileFiles>[0] & { appRoot?: string }, outcome: Outcome }>}
  */
 async function captureLive (values, command, io) {
   const profileInterval = /** @type {number} */ (numberFlag('interval', /** @type {string | undefined} */ (values.interval) ?? String(DEFAULT_INTERVAL), { integer: true }))
   const runDir = await mkdtemp(join(tmpdir(), 'hotpath-flame-'))
   try {
     const record = await recordFromFlags(values, command, io, { runDir, interval: 100, runtime: false, profileInterval, heapInterval: 0 })
-    if (record.exit.crashed) {
-      io.stderr.write(`hotpath flame: the target exited ${describeExit({ ...record.exit, stoppedByUs: false, signal: /** @type {NodeJS.Signals | null} */ (record.exit.signal) })} during the run; the profile covers the run until then.\n`)
-    }
     const data = readRun(runDir)
-    const serving = new Set(data.threads.filter(t => t.listening.some(l => l.port === record.listening.port)).map(t => t.pid))
+    const port = record.listening.port
+    // Judged as the doctor judges a run (a crash, cluster workers that died, a load that got no answers or errors):
+    // a flame graph of 404 pages or of two seconds out of six is not what was asked for.
+    const failure = runFailure(data, /** @type {import('../analysis/signals.js').Signals} */ (/** @type {unknown} */ ({ port })))
+    /** @type {Outcome} */
+    const outcome = { failure, interruptedBy: record.interruptedBy, at: (record.loadWindow.end - record.loadWindow.start) / 1000, stderr: record.stderr }
+    const serving = new Set(data.threads.filter(t => t.listening.some(l => l.port === port)).map(t => t.pid))
     const profiles = data.threads
       .filter(t => t.profiles.cpu && (serving.size === 0 || serving.has(t.pid)))
       .map(t => ({ profile: readRunProfile(data, t.profiles.cpu), label: t.threadId ? `pid ${t.pid} thread ${t.threadId}` : `pid ${t.pid}` }))
       .filter(p => p.profile !== null)
     if (profiles.length === 0) {
-      throw new TargetError('no CPU profile was recorded: the target stopped before the load ended, or its processes do not run node', { exitCode: 1, stderr: record.stderr })
+      const headline = outcomeHeadline(outcome)?.replace(/; the flame graph .*$/, '')
+      const message = `${headline ?? 'the target did not profile itself (do its processes run node?)'}; no CPU profile was recorded`
+      if (failure === null && record.interruptedBy !== null) throw new UsageError(message, outcomeCode(outcome))
+      throw new TargetError(message, { exitCode: failure ? outcomeCode(outcome) : 4, stderr: record.stderr })
     }
     const main = data.threads.find(t => serving.has(t.pid)) ?? data.threads[0]
-    return { type: 'cpu', profiles, appRoot: main ? appRootOf(main.hello, data.run.cwd) : undefined }
+    return { captured: { type: 'cpu', profiles, appRoot: main ? appRootOf(main.hello, data.run.cwd) : undefined }, outcome }
   } finally {
     await rm(runDir, { recursive: true, force: true })
   }
@@ -160,13 +211,18 @@ function stripExtension (file) {
 
 /**
  * @param {Awaited<ReturnType<typeof writeProfileFiles>>} result
- * @param {{ json: boolean, top: number }} opts
+ * @param {{ json: boolean, top: number, outcome: Outcome }} opts
  * @param {import('./main.js').Io} io
  */
 function report ({ files, model, culprits }, opts, io) {
   const shown = culprits.slice(0, opts.top)
   if (opts.json) {
+    const { failure, interruptedBy } = opts.outcome
     io.stdout.write(JSON.stringify({
+      // What went wrong with a live run, when it did not measure what was asked (null / false when it did).
+      failure: failure && { category: failure.category, what: failure.what, at: failure.at, error: failure.error },
+      interrupted: interruptedBy !== null,
+      ...(interruptedBy !== null ? { signal: interruptedBy } : {}),
       files: files.map(f => ({ path: f.path, format: f.format })),
       type: model.type,
       unit: model.unit,

@@ -24,6 +24,8 @@ export const TARGET_FLAGS = {
  * @param {string[]} command
  * @param {import('./main.js').Io} io
  * @param {{ runDir: string, interval: number, runtime?: boolean, profileInterval: number, heapInterval: number }} probe
+ * @returns {Promise<import('../run/doctor-run.js').RunRecord & { interruptedBy: NodeJS.Signals | null }>} the record,
+ *   and the signal that stopped the run early (the caller's exit code: 130 for SIGINT, 143 for SIGTERM)
  */
 export async function recordFromFlags (values, command, io, probe) {
   const str = (/** @type {string} */ k) => /** @type {string | undefined} */ (values[k])
@@ -37,8 +39,13 @@ export async function recordFromFlags (values, command, io, probe) {
   const progress = new Progress(io.stderr, { duration: plan.duration, amount: plan.amount, warmup: plan.warmup })
   if (values['no-progress'] || str('on-port') !== undefined) progress.enabled = false
   const abort = new AbortController()
-  io.stopOnSignal(() => abort.abort())
-  return recordRun({
+  /** @type {NodeJS.Signals | null} */
+  let interruptedBy = null
+  io.stopOnSignal((signal) => {
+    interruptedBy ??= signal ?? 'SIGINT'
+    abort.abort()
+  })
+  const record = await recordRun({
     command,
     load: loadOptions,
     path,
@@ -53,4 +60,5 @@ export async function recordFromFlags (values, command, io, probe) {
     },
     onBin: (bin) => progress.onBin(bin)
   }).finally(() => progress.stop())
+  return { ...record, interruptedBy: record.aborted ? interruptedBy : null }
 }

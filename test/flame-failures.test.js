@@ -1,0 +1,141 @@
+// hotpath flame tells the truth about runs that went wrong (issue #16): a target that crashes mid-load, a run stopped
+// by Ctrl-C. The profile until then is still written; the first line says what happened; the exit code says it too.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { BIN, ROOT, hotpath } from './helpers/cli.js'
+
+// A server whose handler burns CPU in a named function (so the profile has something of the app's to show), and that
+// dies `CRASH_AFTER` ms after its first request, the way the CRASH variable says.
+const APP = `
+const http = require('node:http')
+function busyWork () {
+  let x = 0
+  for (let i = 0; i < 20000; i++) x += Math.sqrt(i)
+  return x
+}
+let first = true
+http.createServer((req, res) => {
+  if (first && process.env.CRASH) {
+    first = false
+    setTimeout(() => {
+      if (process.env.CRASH === 'exit') {
+        console.error('fatal: lost the database connection')
+        process.exit(9)
+      }
+      throw new Error('boom: the cache is gone')
+    }, Number(process.env.CRASH_AFTER))
+  }
+  res.end(String(busyWork()))
+}).listen(0, '127.0.0.1')
+`
+
+/** @returns {Promise<{ dir: string, app: string }>} */
+async function appDir () {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-flame-failures-'))
+  const app = join(dir, 'app.cjs')
+  await writeFile(app, APP)
+  return { dir, app }
+}
+
+/**
+ * hotpath's own lines of stderr: without the status line printed while the run is under way.
+ * @param {string} stderr
+ */
+function reportLines (stderr) {
+  return stderr.split('\n').filter(l => !/^Target listening on /.test(l))
+}
+
+for (const [crash, code, message] of /** @type {const} */ ([['exit', 9, 'fatal: lost the database connection'], ['throw', 1, 'Error: boom: the cache is gone']])) {
+  test(`flame -- a target that crashes mid-load (${crash}): the profile until the crash written, said first, exit 4`, async () => {
+    const { dir, app } = await appDir()
+    const r = await hotpath(['flame', '-c', '2', '-d', '8', '--no-progress', '-o', join(dir, 'out', 'crash'), '--', process.execPath, app], {
+      env: { CRASH: crash, CRASH_AFTER: '2000' }
+    })
+    assert.equal(r.code, 4, r.stderr)
+    const lines = reportLines(r.stderr)
+    const m = /^hotpath flame: the target exited with code (\d+), (\d+\.\d) s into the load; the flame graph covers the run until then$/.exec(lines[0])
+    assert.ok(m, `first line: ${r.stderr}`)
+    assert.equal(Number(m[1]), code)
+    // It crashed 2 s after the first request, well before the 8 s asked for.
+    assert.ok(Number(m[2]) >= 1.5 && Number(m[2]) < 7, lines[0])
+    assert.match(lines[1], /^ {2}\| /, 'the target\'s last lines follow')
+    assert.ok(lines.some(l => l === `  | ${message}`), `its error message is kept: ${r.stderr}`)
+    assert.deepEqual((await readdir(join(dir, 'out'))).sort(), ['crash.cpuprofile', 'crash.html', 'crash.pb.gz', 'crash.txt'])
+    const collapsed = await readFile(join(dir, 'out', 'crash.txt'), 'utf8')
+    assert.match(collapsed, /busyWork \([^)]*app\.cjs:\d+\)/, 'the profile until the crash is kept')
+    assert.match(r.stdout, /busyWork/)
+  })
+}
+
+test('flame --json -- a target that crashes: the JSON carries the failure', async () => {
+  const { dir, app } = await appDir()
+  const r = await hotpath(['flame', '-c', '2', '-d', '8', '--json', '-o', join(dir, 'crash'), '--', process.execPath, app], {
+    env: { CRASH: 'throw', CRASH_AFTER: '1500' }
+  })
+  assert.equal(r.code, 4, r.stderr)
+  const out = JSON.parse(r.stdout)
+  assert.equal(out.failure.category, 'target-failed')
+  assert.equal(out.failure.what, 'the target exited with code 1')
+  assert.equal(out.failure.error.message, 'Error: boom: the cache is gone')
+  assert.equal(out.interrupted, false)
+  assert.equal(out.files.length, 4)
+  assert.match(reportLines(r.stderr)[0], /^hotpath flame: the target exited with code 1, /)
+})
+
+test('flame -- a target that exits before listening: exit 4 with its last lines', async () => {
+  const { dir } = await appDir()
+  const early = join(dir, 'early.cjs')
+  await writeFile(early, "console.error('missing config: PORT'); process.exit(3)\n")
+  const r = await hotpath(['flame', '-o', join(dir, 'early'), '--', process.execPath, early])
+  assert.equal(r.code, 4, r.stderr)
+  assert.match(r.stderr, /^hotpath flame: the target exited with code 3 before listening\n {2}\| missing config: PORT\n/)
+  assert.deepEqual((await readdir(dir)).sort(), ['app.cjs', 'early.cjs'], 'nothing written')
+})
+
+for (const [signal, code] of /** @type {const} */ ([['SIGINT', 130], ['SIGTERM', 143]])) {
+  test(`flame -- interrupted by ${signal}: the profile until then written, said first, exit ${code}`, async () => {
+    const { dir, app } = await appDir()
+    const r = await interrupt(['flame', '-c', '2', '-d', '30', '--json', '-o', join(dir, 'out', 'partial'), '--', process.execPath, app], signal)
+    assert.equal(r.code, code, r.stderr)
+    assert.match(reportLines(r.stderr)[0], new RegExp(`^hotpath flame: interrupted \\(${signal}\\) after \\d+\\.\\d s of load; the flame graph covers the run until then$`))
+    const out = JSON.parse(r.stdout)
+    assert.equal(out.interrupted, true)
+    assert.equal(out.signal, signal)
+    assert.equal(out.failure, null)
+    assert.deepEqual((await readdir(join(dir, 'out'))).sort(), ['partial.cpuprofile', 'partial.html', 'partial.pb.gz', 'partial.txt'])
+    assert.match(await readFile(join(dir, 'out', 'partial.txt'), 'utf8'), /busyWork/)
+    assert.ok(r.elapsed < 25, `stopped early, not after the 30 s asked for (${r.elapsed} s)`)
+  })
+}
+
+/**
+ * Starts the CLI and sends it `signal` a second after the load began.
+ * @param {string[]} args
+ * @param {NodeJS.Signals} signal
+ * @returns {Promise<{ code: number | null, stdout: string, stderr: string, elapsed: number }>}
+ */
+function interrupt (args, signal) {
+  return new Promise((resolve, reject) => {
+    const started = Date.now()
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    /** @type {NodeJS.Timeout | undefined} */
+    let kill
+    child.stdout.setEncoding('utf8').on('data', (c) => { stdout += c })
+    child.stderr.setEncoding('utf8').on('data', (c) => {
+      stderr += c
+      if (kill === undefined && stderr.includes('loading it')) kill = setTimeout(() => child.kill(signal), 1000)
+    })
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`did not stop:\n${stderr}`)) }, 40000)
+    child.on('close', (code) => {
+      clearTimeout(kill)
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr, elapsed: (Date.now() - started) / 1000 })
+    })
+  })
+}
