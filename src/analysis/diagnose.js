@@ -3,6 +3,7 @@ import { collectCulprits } from './culprits.js'
 import { recommend } from './recommendations.js'
 import { collectEvidence, decide } from './rules.js'
 import { runFailure } from './run-failure.js'
+import { runWarnings } from './run-warnings.js'
 import { computeSignals } from './signals.js'
 
 /**
@@ -13,6 +14,8 @@ import { computeSignals } from './signals.js'
  * @property {import('./rules.js').Category | 'load-failed' | 'target-failed'} category the verdict; `load-failed` and
  *   `target-failed` say the run did not measure what was asked (see `failure`), whatever its figures say
  * @property {string} summary
+ * @property {import('./run-warnings.js').RunWarning[]} warnings files of the run that were missing or corrupt, and
+ *   what that cost: the verdict (`affects: 'verdict'`) or the culprits rest on less than was recorded
  * @property {import('./run-failure.js').RunFailure | null} failure what went wrong with the run, when it did
  * @property {{ category: import('./rules.js').Category, summary: string }} measured what the figures of the run say, on
  *   their own (for a failed run: until it failed)
@@ -44,16 +47,23 @@ export function diagnose (data) {
   const rule = decide(signals)
   const failure = runFailure(data, signals)
   const culprits = rule.category === 'insufficient-data' ? [] : collectCulprits(data, signals, rule.category)
+  const warnings = runWarnings(data, rule.category)
+  const damaged = warnings.some(w => w.affects !== 'nothing')
   return {
     tool: 'hotpath',
     version: VERSION,
     category: failure?.category ?? rule.category,
     summary: failure ? failureSummary(failure, rule) : rule.summary,
+    warnings,
     failure,
     measured: rule,
     evidence: collectEvidence(signals, rule.category),
     culprits,
-    recommendations: [...(failure ? failureAdvice(failure, data.run) : []), ...(failed(failure, rule.category) ? [] : recommend(rule.category, signals, culprits, data.run))],
+    recommendations: [
+      ...(failure ? failureAdvice(failure, data.run) : []),
+      ...(damaged ? [`Record the run again for a diagnosis that rests on everything it measured: hotpath doctor -- ${data.run.command.join(' ') || '<command>'}`] : []),
+      ...(failed(failure, rule.category) ? [] : recommend(rule.category, signals, culprits, data.run))
+    ],
     load: data.run.load,
     processes: processesOf(signals),
     run: {

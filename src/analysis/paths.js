@@ -22,21 +22,32 @@ export function displayPath (file, cwd) {
 }
 
 /**
- * Where the user's code lives, for telling it from packages: the nearest directory above the process's main script
- * that holds a package.json (outside node_modules), else the process's working directory.
+ * Where the user's code lives, for telling it from packages. Node runs `process.argv[1]` as the entry script whatever
+ * came before it (`--require x`, `--import tsx`, a wrapper such as `npm start` that spawns node), so the app is that
+ * script's: the nearest directory above it that holds a package.json (outside node_modules); without one, the
+ * working directory when the script lies inside it (its sibling folders are the app's too), else the script's own
+ * directory — a script run from elsewhere is still the app, never a package. An entry script inside node_modules is a
+ * package's runner (`fastify start`, `ts-node`) run in the project: the working directory is the app.
  * @param {{ argv?: unknown, cwd?: unknown }} hello what the probe said of the process
  * @param {string} fallback
  */
 export function appRootOf (hello, fallback) {
   const cwd = typeof hello.cwd === 'string' ? hello.cwd : fallback
-  const main = Array.isArray(hello.argv) && typeof hello.argv[1] === 'string' ? resolve(cwd, hello.argv[1]) : null
-  if (main === null) return cwd
-  let dir = dirname(main)
-  while (!/[\\/]node_modules$/.test(dir)) {
+  const main = Array.isArray(hello.argv) && typeof hello.argv[1] === 'string' && hello.argv[1] !== '' ? resolve(cwd, hello.argv[1]) : null
+  if (main === null || /[\\/]node_modules[\\/]/.test(main)) return cwd
+  const top = dirname(main)
+  for (let dir = top; ; dir = dirname(dir)) {
     if (existsSync(join(dir, 'package.json'))) return dir
-    const up = dirname(dir)
-    if (up === dir) break
-    dir = up
+    if (dirname(dir) === dir) break
   }
-  return cwd
+  return isInside(cwd, main) ? cwd : top
+}
+
+/**
+ * @param {string} dir
+ * @param {string} file
+ */
+function isInside (dir, file) {
+  const rel = relative(dir, file)
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel)
 }

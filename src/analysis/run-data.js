@@ -1,6 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { UsageError } from '../errors.js'
+import { parseJsonLines } from '../ndjson.js'
+import { parseCpuProfile, parseHeapProfile } from '../profile/cpuprofile.js'
 import { GC_KINDS } from '../sampling/gc.js'
 import { correctUtilization } from './profile-utilization.js'
 
@@ -40,11 +42,24 @@ import { correctUtilization } from './profile-utilization.js'
  * @property {string} dir
  * @property {import('../run/doctor-run.js').RunRecord} run
  * @property {ThreadRecord[]} threads
+ * @property {RunDamage[]} damage files of the run that could not be read whole: what they held is missing from
+ *   `threads` (a damaged profile is dropped from its thread's `profiles`)
  */
 
 /**
- * Reads a recorded run: run.json and every probe's event log. Lines that do not parse (a target killed mid-write) are
- * skipped; a directory without run.json is refused.
+ * @typedef {object} RunDamage
+ * @property {string} file absolute path
+ * @property {'events' | 'cpu' | 'heapAllocations' | 'heapRetained'} kind what the file holds
+ * @property {number} pid
+ * @property {number} threadId
+ * @property {string} problem what is wrong with it, in words (`not JSON at byte 18,342`)
+ * @property {number} [lines] for an event log: how many of its lines are lost
+ */
+
+/**
+ * Reads a recorded run: run.json, every probe's event log and the profiles they name, each checked. A last line cut
+ * short (a target killed mid-write) is skipped quietly; any other line that does not parse, and a profile that is
+ * missing or not a profile, is recorded in `damage` and left out. A directory without run.json is refused.
  * @param {string} dir
  * @returns {RunData}
  */
@@ -68,12 +83,16 @@ export function readRun (dir) {
   if (!Array.isArray(run.stderr)) run.stderr = []
   if (typeof run.cwd !== 'string') run.cwd = abs
   run.aborted = run.aborted === true
-  const threads = readdirSync(abs)
+  const names = readdirSync(abs)
+  /** @type {RunDamage[]} */
+  const damage = []
+  const threads = names
     .filter(f => /^events-\d+-\d+\.ndjson$/.test(f))
-    .map(f => readThread(join(abs, f)))
+    .map(f => readThread(join(abs, f), damage))
     .filter(t => t !== null)
     .sort((a, b) => a.pid - b.pid || a.threadId - b.threadId)
-  const data = { dir: abs, run, threads }
+  const data = { dir: abs, run, threads, damage }
+  for (const t of threads) checkProfiles(data, t, names)
   // libuv misreads utilisation while the CPU profiler runs; the profile itself knows (see profile-utilization.js)
   for (const t of threads) {
     if (t.clock !== null && t.profiles.cpu) correctUtilization(t.samples, readRunProfile(data, t.profiles.cpu), t.clock)
@@ -81,28 +100,137 @@ export function readRun (dir) {
   return data
 }
 
+const PROFILE_KINDS = /** @type {const} */ (['cpu', 'heapAllocations', 'heapRetained'])
+/** The probe names a thread's profiles after it (probe.js): how one is found when the line naming it was lost. */
+const PROFILE_FILES = { cpu: 'cpu-{}.cpuprofile', heapAllocations: 'heap-allocations-{}.heapprofile', heapRetained: 'heap-retained-{}.heapprofile' }
+
+/**
+ * Checks every profile a thread's event log names: one that is missing or not a profile is recorded as damage and
+ * dropped, so that nothing downstream mistakes it for a thread that was not profiled. When the thread's log is itself
+ * damaged, the line naming a profile may be what was lost: a profile file by the probe's name for the thread is
+ * taken then.
+ * @param {RunData} data
+ * @param {ThreadRecord} t
+ * @param {string[]} names the files of the run directory
+ */
+function checkProfiles (data, t, names) {
+  const logDamaged = data.damage.some(d => d.kind === 'events' && d.pid === t.pid && d.threadId === t.threadId)
+  for (const kind of PROFILE_KINDS) {
+    const own = PROFILE_FILES[kind].replace('{}', `${t.pid}-${t.threadId}`)
+    if (t.profiles[kind] === undefined && logDamaged && names.includes(own)) t.profiles[kind] = own
+    const name = t.profiles[kind]
+    if (name === undefined) continue
+    const problem = profileProblem(data.dir, name, kind)
+    if (problem === null) continue
+    data.damage.push({ file: join(data.dir, name), kind, pid: t.pid, threadId: t.threadId, problem })
+    delete t.profiles[kind]
+  }
+}
+
+/**
+ * What is wrong with a profile file of the run, or null when it reads as the profile it should be.
+ * @param {string} dir
+ * @param {string} name
+ * @param {'cpu' | 'heapAllocations' | 'heapRetained'} kind
+ * @returns {string | null}
+ */
+function profileProblem (dir, name, kind) {
+  if (!/^[\w.-]+$/.test(name)) return 'its name points outside the run directory'
+  let text
+  try {
+    text = readFileSync(join(dir, name), 'utf8')
+  } catch (err) {
+    const code = /** @type {NodeJS.ErrnoException} */ (err).code
+    return code === 'ENOENT' ? 'missing' : `unreadable: ${code ?? err}`
+  }
+  let json
+  try {
+    json = JSON.parse(text)
+  } catch {
+    return jsonProblem(text)
+  }
+  try {
+    if (kind === 'cpu') parseCpuProfile(json, name)
+    else parseHeapProfile(json, name)
+  } catch (err) {
+    const why = /** @type {Error} */ (err).message.replace(/^.*? is not a valid \.\w+: /, '')
+    return `not a ${kind === 'cpu' ? 'CPU' : 'heap'} profile: ${why}`
+  }
+  return null
+}
+
+/**
+ * Where a text stops being JSON, in bytes: cut short (a valid beginning), or the first byte no JSON could hold.
+ * @param {string} text
+ */
+function jsonProblem (text) {
+  if (text.trim() === '') return 'empty'
+  let at = stopsAt(text)
+  if (at >= text.trimEnd().length) return `cut short at byte ${Buffer.byteLength(text).toLocaleString('en-US')}`
+  // V8 does not say where an unexpected character is; a beginning of the text either could start JSON or could not.
+  if (at === -1 && text.length <= 64 * 1024 * 1024) {
+    let good = 0
+    let bad = text.length
+    while (bad - good > 1 && at === -1) {
+      const mid = Math.floor((good + bad) / 2)
+      const stop = stopsAt(text.slice(0, mid))
+      if (stop >= mid) good = mid
+      else if (stop !== -1) at = stop
+      else bad = mid
+    }
+    if (at === -1) at = bad - 1
+  }
+  return at === -1 ? 'not JSON' : `not JSON at byte ${Buffer.byteLength(text.slice(0, at)).toLocaleString('en-US')}`
+}
+
+/**
+ * How far a text reads as JSON: its length when it is JSON or the beginning of some, else where V8 stopped (-1 when
+ * it does not say).
+ * @param {string} text
+ */
+function stopsAt (text) {
+  try {
+    JSON.parse(text)
+    return text.length
+  } catch (err) {
+    const message = String(/** @type {Error} */ (err)?.message)
+    if (/end of JSON input/.test(message)) return text.length
+    const at = /at position (\d+)/.exec(message)
+    return at ? Number(at[1]) : -1
+  }
+}
+
 /**
  * @param {string} file
+ * @param {RunDamage[]} damage where to record lines that are damaged
  * @returns {ThreadRecord | null}
  */
-function readThread (file) {
+function readThread (file, damage) {
+  // The probe names its log after its process and thread: that still says whose it is when the hello line is lost.
+  const [, pid, threadId] = /** @type {RegExpExecArray} */ (/events-(\d+)-(\d+)\.ndjson$/.exec(file))
   /** @type {ThreadRecord} */
-  const t = { pid: 0, threadId: 0, hello: {}, samples: [], listening: [], listeners: [], agents: [], outgoing: [], sockets: [], pools: [], waits: { traces: [], sites: new Map(), resources: new Map(), kinds: new Map() }, profiles: {}, exited: false, clock: null }
+  const t = { pid: Number(pid), threadId: Number(threadId), hello: {}, samples: [], listening: [], listeners: [], agents: [], outgoing: [], sockets: [], pools: [], waits: { traces: [], sites: new Map(), resources: new Map(), kinds: new Map() }, profiles: {}, exited: false, clock: null }
   /** @type {unknown[]} */
   const gcTrace = []
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    if (line === '') continue
-    let e
-    try {
-      e = JSON.parse(line)
-    } catch {
-      continue
-    }
-    if (e === null || typeof e !== 'object') continue
+  let text
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (err) {
+    damage.push({ file, kind: 'events', pid: t.pid, threadId: t.threadId, problem: `unreadable: ${/** @type {NodeJS.ErrnoException} */ (err).code ?? err}`, lines: 0 })
+    return null
+  }
+  const { values, bad } = parseJsonLines(text)
+  if (bad.length > 0) {
+    const first = bad[0]
+    const where = `line ${first.line.toLocaleString('en-US')}, at byte ${first.byte.toLocaleString('en-US')}`
+    const problem = bad.length === 1 ? `${where}, is not JSON` : `${bad.length.toLocaleString('en-US')} lines are not JSON, the first ${where}`
+    damage.push({ file, kind: 'events', pid: t.pid, threadId: t.threadId, problem, lines: bad.length })
+  }
+  for (const { value: e } of values) {
     switch (e.type) {
       case 'hello':
         t.hello = e
-        t.pid = Number(e.pid) || 0
+        t.pid = Number(e.pid) || t.pid
         t.threadId = Number(e.threadId) || 0
         break
       case 'sample':
@@ -133,7 +261,7 @@ function readThread (file) {
         addWaits(t.waits, e)
         break
       case 'profiles':
-        for (const k of /** @type {const} */ (['cpu', 'heapAllocations', 'heapRetained'])) {
+        for (const k of PROFILE_KINDS) {
           if (typeof e[k] === 'string') t.profiles[k] = e[k]
         }
         break
@@ -148,7 +276,8 @@ function readThread (file) {
   }
   spreadCpu(t.samples)
   if (t.clock !== null && gcTrace.length > 0) addTracedGc(t.samples, gcTrace, t.clock)
-  return t.pid > 0 ? t : null
+  // A log with nothing readable in it says nothing of its thread (its damage, if any, is recorded above).
+  return t.pid > 0 && values.length > 0 ? t : null
 }
 
 /**

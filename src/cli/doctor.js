@@ -67,7 +67,8 @@ export async function run ({ values, positionals, command }, io) {
 
 /**
  * 0 only when the run measured what was asked: 4 when the target failed, 3 when the load did, 130 when interrupted,
- * else what --fail-on-problem says.
+ * 2 when files of the run are damaged and the verdict or its culprits rest on less than was recorded (an input file
+ * that is invalid, which one said first), else what --fail-on-problem says.
  * @param {import('../analysis/diagnose.js').Diagnosis} diagnosis
  * @param {number} code
  */
@@ -75,6 +76,7 @@ function exitCode (diagnosis, code) {
   if (diagnosis.failure?.category === 'target-failed') return 4
   if (diagnosis.failure?.category === 'load-failed') return 3
   if (diagnosis.run.aborted) return 130
+  if (diagnosis.warnings.some(w => w.affects !== 'nothing')) return 2
   return code
 }
 

@@ -22,7 +22,9 @@ const CATEGORY_TITLE = {
  * @returns {string}
  */
 export function formatDiagnosis (d, opts = {}) {
-  const lines = [`hotpath doctor: ${d.category} (${CATEGORY_TITLE[d.category]})`, '', `  ${d.summary}`, '']
+  const lines = [`hotpath doctor: ${d.category} (${CATEGORY_TITLE[d.category]})${damageNote(d)}`]
+  for (const w of d.warnings ?? []) lines.push(`  ! ${warningLine(w, opts.cwd)}`)
+  lines.push('', `  ${d.summary}`, '')
   if (d.run.exit.crashed || d.failure?.category === 'target-failed') {
     lines.push('  This covers the run until then. The target\'s last lines of stderr:')
     for (const l of excerpt(d.run.stderr, d.failure?.error?.message)) lines.push(`    | ${l}`)
@@ -83,6 +85,28 @@ export function formatDiagnosis (d, opts = {}) {
   const dir = opts.cwd ? relative(opts.cwd, d.run.dir) || '.' : d.run.dir
   lines.push(`Run saved in ${dir} (re-analyse: hotpath doctor --analyse ${dir})`)
   return lines.join('\n') + '\n'
+}
+
+/**
+ * What damaged files of the run make of the verdict, for the first line: a reader must know before reading it.
+ * @param {Diagnosis} d
+ */
+export function damageNote (d) {
+  const affects = new Set((d.warnings ?? []).map(w => w.affects))
+  if (affects.has('verdict')) return ' — unreliable: files of the run are damaged'
+  if (affects.has('culprits')) return ' — culprits incomplete: files of the run are damaged'
+  return ''
+}
+
+/**
+ * One warning with its file as the user would type it.
+ * @param {import('../analysis/run-warnings.js').RunWarning} w
+ * @param {string} [cwd]
+ */
+export function warningLine (w, cwd) {
+  if (!cwd) return w.message
+  const rel = relative(cwd, w.file)
+  return rel.startsWith('..') ? w.message : w.message.replace(w.file, rel)
 }
 
 /**

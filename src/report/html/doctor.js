@@ -7,7 +7,7 @@ import {
   CATEGORY_TITLE, culpritShare, esc, formatBytes, formatCount, formatMs, formatPercent, formatValue, htmlDocument, htmlTable
 } from './page.js'
 import { readRunProfile } from '../../analysis/run-data.js'
-import { excerpt, threadCount, threadPlace } from '../doctor-text.js'
+import { damageNote, excerpt, threadCount, threadPlace } from '../doctor-text.js'
 import { reportProfiles } from './profiles.js'
 import { runSeries } from './series.js'
 
@@ -148,7 +148,13 @@ function verdictSection (d) {
   } else if (d.run.aborted) {
     notices.push('<p class="hr-notice">Stopped early (interrupted); this covers the run until then.</p>')
   }
+  // Damaged files first: whoever reads the verdict must know what it rests on.
+  const warnings = d.warnings ?? []
+  const damage = warnings.length > 0
+    ? `<div class="hr-notice" id="warnings"><p><strong>${esc(damageNote(d).replace(/^ — /, '') || 'Files of the run are damaged')}</strong></p><ul>${warnings.map(w => `<li>${esc(w.message)}</li>`).join('')}</ul></div>`
+    : ''
   return `<section class="hr-verdict hr-cat-${esc(d.category)}" id="verdict">
+  ${damage}
   <div class="hr-badge">${esc(CATEGORY_TITLE[d.category] ?? d.category)}</div>
   <p class="hr-summary">${esc(d.summary)}</p>
   ${notices.join('\n')}
