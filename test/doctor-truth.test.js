@@ -145,6 +145,10 @@ test('a saved run analysed again: a CPU profile cut short is named first, the ve
   assert.equal(d.warnings[0].affects, 'verdict')
   assert.equal(d.culprits.filter((/** @type {any} */ c) => c.measure === 'cpu').length, 0)
   assert.match(d.recommendations.join('\n'), /Record the run again/)
+  const html = await readFile(join(dir, 'report.html'), 'utf8')
+  const said = html.indexOf('Unreliable: files of the run are damaged')
+  assert.ok(said !== -1 && said < html.indexOf('class="hr-badge"'), 'the report says it before its verdict')
+  assert.ok(html.includes(cpu), 'the report names the file')
 })
 
 test('garbage inside a CPU profile is located to the byte; a profile that is JSON but not a profile, or missing, is named', async () => {

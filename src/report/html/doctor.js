@@ -151,7 +151,7 @@ function verdictSection (d) {
   // Damaged files first: whoever reads the verdict must know what it rests on.
   const warnings = d.warnings ?? []
   const damage = warnings.length > 0
-    ? `<div class="hr-notice" id="warnings"><p><strong>${esc(damageNote(d).replace(/^ — /, '') || 'Files of the run are damaged')}</strong></p><ul>${warnings.map(w => `<li>${esc(w.message)}</li>`).join('')}</ul></div>`
+    ? `<div class="hr-notice" id="warnings"><p><strong>${esc(capitalise(damageNote(d).replace(/^ — /, '')) || 'Files of the run are damaged')}</strong></p><ul>${warnings.map(w => `<li>${esc(w.message)}</li>`).join('')}</ul></div>`
     : ''
   return `<section class="hr-verdict hr-cat-${esc(d.category)}" id="verdict">
   ${damage}
@@ -161,6 +161,9 @@ function verdictSection (d) {
   <div class="hr-figures">${keyFigures(d).map(f => `<div class="hr-figure${f.bad ? ' hr-bad' : ''}" title="${esc(f.title)}"><div class="hr-figure-value">${esc(f.value)}</div><div class="hr-figure-label">${esc(f.label)}</div></div>`).join('')}</div>
 </section>`
 }
+
+/** @param {string} text */
+const capitalise = (text) => text.charAt(0).toUpperCase() + text.slice(1)
 
 /**
  * @param {Diagnosis} d
