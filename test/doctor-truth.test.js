@@ -201,6 +201,18 @@ test('an event log with a garbage line in the middle is corrupt; a last line cut
   assert.equal(m.d.warnings[0].kind, 'events')
   assert.equal(m.d.category, d0.category)
 
+  // The line that names the profiles lost: they are still found by the probe's names for them, culprits kept.
+  const named = await copyRun('events-profiles-line')
+  const log = (await readFile(named.events, 'utf8')).split('\n')
+  const p = log.findIndex(l => l.includes('"type":"profiles"'))
+  assert.ok(p > 0 && p < log.length - 2, 'the profiles line is inside the log')
+  log[p] = '#' + log[p]
+  await writeFile(named.events, log.join('\n'))
+  const l = await analyse(named.dir)
+  assert.equal(l.r.code, 2)
+  assert.ok(l.lines[1].includes(`(line ${p + 1}, at byte`), l.lines[1])
+  assert.deepEqual(l.d.culprits, d0.culprits)
+
   const cut = await copyRun('events-cut')
   const text = await readFile(cut.events, 'utf8')
   await writeFile(cut.events, text + '{"type":"sample","time":17')
