@@ -1,12 +1,17 @@
 // hotpath flame tells the truth about runs that went wrong (issue #16): a target that crashes mid-load, a run stopped
 // by Ctrl-C. The profile until then is still written; the first line says what happened; the exit code says it too.
+// And profiles too big for one string (to read, or whose outputs would be) are rendered all the same.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises'
+import { constants } from 'node:buffer'
+import { createReadStream } from 'node:fs'
+import { mkdtemp, open, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { BIN, ROOT, hotpath } from './helpers/cli.js'
+import { recordCpuProfile } from './fixtures/profiles/record.js'
 
 // A server whose handler burns CPU in a named function (so the profile has something of the app's to show), and that
 // dies `CRASH_AFTER` ms after its first request, the way the CRASH variable says.
@@ -139,3 +144,82 @@ function interrupt (args, signal) {
     })
   })
 }
+
+test('flame --from a profile whose collapsed stacks are longer than the longest string: every file written', async () => {
+  // A recursion DEPTH calls deep with a sample at every level: the collapsed text is ~DEPTH²/2 frames (≈ 690 MB) from
+  // an input of under 1 MB. It used to end in "internal error: Invalid string length" with nothing written.
+  const DEPTH = 3500
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-flame-big-'))
+  try {
+    const frame = (/** @type {number} */ i) => ({ functionName: `handlerWithAVeryLongDescriptiveName${i}`, url: `file:///srv/app/node_modules/some-package/lib/deeply/nested/module-${i}.js`, scriptId: String(i), lineNumber: 10, columnNumber: 2 })
+    const nodes = [{ id: 1, callFrame: { functionName: '(root)', url: '', scriptId: '0', lineNumber: -1, columnNumber: -1 }, children: [2] }]
+    for (let i = 2; i <= DEPTH + 1; i++) nodes.push({ id: i, callFrame: frame(i), children: i <= DEPTH ? [i + 1] : [] })
+    const samples = nodes.slice(1).map(n => n.id)
+    await writeFile(join(dir, 'deep.cpuprofile'), JSON.stringify({ nodes, startTime: 0, endTime: DEPTH * 100, samples, timeDeltas: samples.map(() => 100) }))
+
+    const r = await hotpath(['flame', '--from', join(dir, 'deep.cpuprofile'), '--json'], { timeout: 120000 })
+    assert.equal(r.code, 0, r.stderr)
+    assert.deepEqual(JSON.parse(r.stdout).files.map((/** @type {{ format: string }} */ f) => f.format), ['html', 'pprof', 'collapsed'])
+    const collapsed = join(dir, 'deep.txt')
+    assert.ok((await stat(collapsed)).size > constants.MAX_STRING_LENGTH, `${(await stat(collapsed)).size} bytes`)
+    // Every stack is there, whole: line k holds the k frames of its stack and one sample.
+    let lines = 0
+    let partial = ''
+    for await (const chunk of createReadStream(collapsed, { encoding: 'utf8', highWaterMark: 1 << 22 })) {
+      const parts = (partial + chunk).split('\n')
+      partial = /** @type {string} */ (parts.pop())
+      for (const line of parts) {
+        lines++
+        assert.equal(line.split(';').length, lines)
+        assert.ok(line.startsWith('handlerWithAVeryLongDescriptiveName2 (/srv/app/') && line.endsWith(`handlerWithAVeryLongDescriptiveName${lines + 1} (/srv/app/node_modules/some-package/lib/deeply/nested/module-${lines + 1}.js:11) 1`))
+      }
+    }
+    assert.equal(partial, '')
+    assert.equal(lines, DEPTH)
+    const html = await open(join(dir, 'deep.html'))
+    const { buffer } = await html.read({ buffer: Buffer.alloc(15), position: 0 })
+    await html.close()
+    assert.equal(buffer.toString(), '<!doctype html>')
+    assert.ok((await stat(join(dir, 'deep.pb.gz'))).size > 0)
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+})
+
+test('flame --from reads a profile longer than the longest string as it streams in: the same files, the same culprits', async () => {
+  // A real file that long takes 20 s and 2 GB to render (a 544 MB .cpuprofile of 49.5 M samples: 19 s, 2.0 GB of
+  // memory on a 2-core VM); the hidden HOTPATH_JSON_STREAM_ABOVE=<bytes> makes smaller files take the same path.
+  const script = fileURLToPath(new URL('./fixtures/profiles/etag-server.js', import.meta.url))
+  const { file } = await recordCpuProfile(script)
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-flame-stream-'))
+  const profile = JSON.parse(await readFile(file, 'utf8'))
+  // Written three ways: as node writes it, indented, and wrapped as the inspector answers ({ profile }).
+  await writeFile(join(dir, 'plain.cpuprofile'), JSON.stringify(profile))
+  await writeFile(join(dir, 'indented.cpuprofile'), JSON.stringify(profile, null, 2))
+  await writeFile(join(dir, 'wrapped.cpuprofile'), JSON.stringify({ profile }))
+  const whole = await hotpath(['flame', '--from', join(dir, 'plain.cpuprofile'), '-o', join(dir, 'whole'), '--json'])
+  assert.equal(whole.code, 0, whole.stderr)
+  for (const name of ['plain', 'indented', 'wrapped']) {
+    const streamed = await hotpath(['flame', '--from', join(dir, `${name}.cpuprofile`), '-o', join(dir, `streamed-${name}`), '--json'], { env: { HOTPATH_JSON_STREAM_ABOVE: '1' } })
+    assert.equal(streamed.code, 0, streamed.stderr)
+    assert.deepEqual(JSON.parse(streamed.stdout).culprits, JSON.parse(whole.stdout).culprits, name)
+    assert.equal(await readFile(join(dir, `streamed-${name}.txt`), 'utf8'), await readFile(join(dir, 'whole.txt'), 'utf8'), name)
+  }
+
+  // A broken file read that way is one line naming it, exit 2.
+  const text = JSON.stringify(profile)
+  const cases = [
+    ['truncated', text.slice(0, Math.floor(text.length / 2)), /truncated\.cpuprofile' is not JSON \(expected a \.cpuprofile or \.heapprofile\): it ends before its last value does/],
+    ['garbage', text.replace('"samples":[', '"samples":[1,,'), /garbage\.cpuprofile' is not JSON/],
+    ['trailing', `${text} {}`, /trailing\.cpuprofile' is not JSON .*text after the end/],
+    ['number', '42', /number\.cpuprofile' is not JSON .*does not start with \{ or \[/],
+    ['invalid', JSON.stringify({ ...profile, samples: [123456789] }), /invalid\.cpuprofile is not a valid \.cpuprofile: sample 0 refers to node 123456789/]
+  ]
+  for (const [name, content, message] of /** @type {[string, string, RegExp][]} */ (cases)) {
+    await writeFile(join(dir, `${name}.cpuprofile`), content)
+    const r = await hotpath(['flame', '--from', join(dir, `${name}.cpuprofile`)], { env: { HOTPATH_JSON_STREAM_ABOVE: '1' } })
+    assert.equal(r.code, 2, `${name}: ${r.stderr}`)
+    assert.match(r.stderr, message)
+    assert.equal(r.stderr.trim().split('\n').length, 1, `one line: ${r.stderr}`)
+  }
+})

@@ -16,21 +16,47 @@ export function toCollapsed (cpuProfile, opts = {}) {
  * @returns {string} counts are samples (CPU) or bytes (heap)
  */
 export function modelToCollapsed (model) {
+  return [...collapsedChunks(model)].join('')
+}
+
+// Lines are handed out in chunks of about this many characters, for a file stream.
+const CHUNK = 1 << 20
+
+/**
+ * The collapsed stacks in chunks of whole lines, for writing to a file: the whole text is the sum of every stack's
+ * depth (a recursion 5,000 calls deep is 12 million frames of text) and may be longer than V8's longest string (~512 MB).
+ * Each line is built from the node's ancestors when it is due, so no stack text is kept beyond its chunk.
+ * @param {import('./model.js').ProfileModel} model
+ * @returns {Generator<string>} counts are samples (CPU) or bytes (heap)
+ */
+export function * collapsedChunks (model) {
   const { nodes, frames } = model
+  /** @type {(string | undefined)[]} built when first needed: most frames never have samples of their own */
+  const names = new Array(frames.length)
   /** @type {string[]} */
-  const names = frames.map(f => frameName(f))
-  /** @type {string[]} the stack text of each node, built from its parent's */
-  const paths = new Array(nodes.length)
-  paths[0] = ''
+  let lines = []
+  let length = 0
   /** @type {string[]} */
-  const lines = []
+  const stack = []
   for (let i = 1; i < nodes.length; i++) {
     const node = nodes[i]
-    paths[i] = node.parent === 0 ? names[node.frame] : `${paths[node.parent]};${names[node.frame]}`
     const count = model.unit === 'ms' ? node.samples : Math.round(node.self)
-    if (count > 0) lines.push(`${paths[i]} ${count}`)
+    if (count <= 0) continue
+    stack.length = 0
+    for (let n = i; n > 0; n = nodes[n].parent) {
+      const f = nodes[n].frame
+      stack.push(names[f] ??= frameName(frames[f]))
+    }
+    const line = `${stack.reverse().join(';')} ${count}\n`
+    lines.push(line)
+    length += line.length
+    if (length >= CHUNK) {
+      yield lines.join('')
+      lines = []
+      length = 0
+    }
   }
-  return lines.length > 0 ? lines.join('\n') + '\n' : ''
+  if (lines.length > 0) yield lines.join('')
 }
 
 /** @param {import('./model.js').ProfileFrame} f */

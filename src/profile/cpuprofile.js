@@ -1,8 +1,11 @@
 // Reading profiles written by others (`node --cpu-prof`, Chrome DevTools, hotpath itself): the input is untrusted, so
 // every field is checked and the shape is normalised before anything walks it. A bad file is one UsageError naming
 // what is wrong, never a crash or a hang.
+import { stat } from 'node:fs/promises'
+import { constants } from 'node:buffer'
 import { readJsonFile } from '../read-json.js'
 import { UsageError } from '../errors.js'
+import { readJsonStream } from './json-stream.js'
 
 /**
  * @typedef {object} CallFrame
@@ -59,7 +62,16 @@ const MAX_DEPTH = 100_000
  * @returns {Promise<{ type: 'cpu', profile: CpuProfile } | { type: 'heap', profile: SamplingHeapProfile }>}
  */
 export async function readProfileFile (file) {
-  return parseProfile(await readJsonFile(file, 'a .cpuprofile or .heapprofile'), file)
+  const expected = 'a .cpuprofile or .heapprofile'
+  let size = 0
+  try {
+    size = (await stat(file)).size
+  } catch {}
+  // A file longer than V8's longest string cannot be read as one: it is parsed as it is read. (The hidden
+  // HOTPATH_JSON_STREAM_ABOVE=<bytes> lowers the bound, so tests read small files the way big ones are read.)
+  const streamAbove = Number(process.env.HOTPATH_JSON_STREAM_ABOVE) || constants.MAX_STRING_LENGTH
+  const data = size > streamAbove ? await readJsonStream(file, expected) : await readJsonFile(file, expected)
+  return parseProfile(data, file)
 }
 
 /**

@@ -3,8 +3,8 @@
 // here, so both write the same things the same way.
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import { renderFlameHtml } from '../report/flame/html.js'
-import { modelToCollapsed } from './collapsed.js'
+import { flameHtmlChunks } from '../report/flame/html.js'
+import { collapsedChunks } from './collapsed.js'
 import { findCulprits } from './culprits.js'
 import { buildHeapProfile, buildProfile } from './model.js'
 import { modelToPprof } from './pprof.js'
@@ -40,11 +40,13 @@ export async function writeProfileFiles (captured, opts) {
   const culprits = findCulprits(model, { limit: opts.culprits ?? 10 })
   const base = opts.output
   await mkdir(dirname(base) || '.', { recursive: true })
-  /** @type {[WrittenFile, string | Uint8Array][]} */
+  // The page and the collapsed stacks are written as they are made, in pieces: either may be longer than V8's longest
+  // string (a deep recursion's collapsed stacks grow with the square of its depth).
+  /** @type {[WrittenFile, string | Uint8Array | Iterable<string>][]} */
   const outputs = [
-    [{ path: `${base}.html`, format: 'html' }, renderFlameHtml(model, { title: opts.title, culprits: culprits.slice(0, 5) })],
+    [{ path: `${base}.html`, format: 'html' }, flameHtmlChunks(model, { title: opts.title, culprits: culprits.slice(0, 5) })],
     [{ path: `${base}.pb.gz`, format: 'pprof' }, modelToPprof(model)],
-    [{ path: `${base}.txt`, format: 'collapsed' }, modelToCollapsed(model)]
+    [{ path: `${base}.txt`, format: 'collapsed' }, collapsedChunks(model)]
   ]
   if (opts.saveProfiles) {
     if (captured.type === 'cpu') {

@@ -1,6 +1,7 @@
 // The self-contained flame graph page: data, style and script inlined, nothing fetched, opens from disk.
 import { flameAssets } from './assets.js'
 import { flameData } from './data.js'
+import { jsonChunks } from './json-chunks.js'
 
 /**
  * @param {import('../../profile/model.js').ProfileModel} model
@@ -9,9 +10,20 @@ import { flameData } from './data.js'
  * @returns {string} a complete HTML document
  */
 export function renderFlameHtml (model, opts = {}) {
+  return [...flameHtmlChunks(model, opts)].join('')
+}
+
+/**
+ * The page in pieces, for a file stream: the data of a profile with millions of nodes is longer than V8's longest
+ * string, so it is never built as one.
+ * @param {import('../../profile/model.js').ProfileModel} model
+ * @param {{ title?: string, culprits?: import('../../profile/culprits.js').Culprit[] }} [opts]
+ * @returns {Generator<string>}
+ */
+export function * flameHtmlChunks (model, opts = {}) {
   const { css, js } = flameAssets()
   const title = opts.title ?? (model.type === 'heap' ? 'Allocation flame graph' : 'CPU flame graph')
-  return `<!doctype html>
+  yield `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -26,7 +38,10 @@ ${css}
 </head>
 <body>
 <div id="flame"></div>
-<script type="application/json" id="flame-data">${scriptJson(flameData(model, { culprits: opts.culprits }))}</script>
+<script type="application/json" id="flame-data">`
+  // Escaped piece by piece: each character that needs it is escaped on its own, wherever the pieces split.
+  for (const piece of jsonChunks(flameData(model, { culprits: opts.culprits }))) yield escapeScript(piece)
+  yield `</script>
 <script>
 ${js}
 window.flame = window.HotpathFlame.init(document.getElementById('flame'),
@@ -42,7 +57,12 @@ window.flame = window.HotpathFlame.init(document.getElementById('flame'),
  * @param {unknown} value
  */
 export function scriptJson (value) {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029')
+  return escapeScript(JSON.stringify(value))
+}
+
+/** @param {string} json */
+function escapeScript (json) {
+  return json.replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029')
 }
 
 /** @param {string} s */
