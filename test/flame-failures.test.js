@@ -101,6 +101,18 @@ test('flame -- a target that exits before listening: exit 4 with its last lines'
   assert.deepEqual((await readdir(dir)).sort(), ['app.cjs', 'early.cjs'], 'nothing written')
 })
 
+test('flame -- a load that fails (every response 404): said first, exit 3, the files still written', async () => {
+  const { dir } = await appDir()
+  const app = join(dir, 'not-found.cjs')
+  await writeFile(app, "require('node:http').createServer((req, res) => { res.statusCode = 404; res.end('no') }).listen(0, '127.0.0.1')\n")
+  const r = await hotpath(['flame', '-c', '2', '-d', '1', '--no-progress', '--json', '-o', join(dir, 'nf'), '--', process.execPath, app])
+  assert.equal(r.code, 3, r.stderr)
+  assert.match(reportLines(r.stderr)[0], /^hotpath flame: the load failed \(.*404.*\); the flame graph shows the server giving those answers$/)
+  const out = JSON.parse(r.stdout)
+  assert.equal(out.failure.category, 'load-failed')
+  assert.equal(out.files.length, 4)
+})
+
 for (const [signal, code] of /** @type {const} */ ([['SIGINT', 130], ['SIGTERM', 143]])) {
   test(`flame -- interrupted by ${signal}: the profile until then written, said first, exit ${code}`, async () => {
     const { dir, app } = await appDir()

@@ -101,7 +101,7 @@ function outcomeHeadline ({ failure, interruptedBy, at }) {
   if (failure?.category === 'target-failed') {
     return `${failure.what}${failure.at === null ? '' : `, ${failure.at.toFixed(1)} s into the load`}; the flame graph covers the run until then`
   }
-  if (failure?.category === 'load-failed') return `the load failed (${failure.what}); the flame graph shows the server answering it`
+  if (failure?.category === 'load-failed') return `the load failed (${failure.what}); the flame graph shows the server giving those answers`
   if (interruptedBy !== null) return `interrupted (${interruptedBy})${at === undefined ? '' : ` after ${at.toFixed(1)} s of load`}; the flame graph covers the run until then`
   return null
 }
