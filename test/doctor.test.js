@@ -303,30 +303,32 @@ test('a target that crashes mid-run is reported with what was collected', async 
   assert.ok(d.processes.length >= 1 && d.processes[0].samples > 50, 'samples up to the crash are kept')
 })
 
-test('Ctrl-C stops the target and still reports; nothing is left behind in the target\'s directory', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
-  const before = await readdir(ROOT)
-  const child = spawn(process.execPath, [BIN, 'doctor', '-d', '30', '--no-progress', '--save', join(dir, 'run'), '--', process.execPath, 'examples/hello/server.js'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: '0' },
-    stdio: ['ignore', 'pipe', 'pipe']
+for (const [signal, exit] of /** @type {const} */ ([['SIGINT', 130], ['SIGTERM', 143]])) {
+  test(`${signal} stops the target and still reports (exit ${exit}); nothing is left behind in the target's directory`, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
+    const before = await readdir(ROOT)
+    const child = spawn(process.execPath, [BIN, 'doctor', '-d', '30', '--no-progress', '--save', join(dir, 'run'), '--', process.execPath, 'examples/hello/server.js'], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: '0' },
+      stdio: ['ignore', 'pipe', 'pipe']
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (c) => { stdout += c })
+    child.stderr.setEncoding('utf8').on('data', (c) => {
+      stderr += c
+      if (c.includes('loading it')) setTimeout(() => child.kill(signal), 1500)
+    })
+    const code = await new Promise(resolve => child.on('close', resolve))
+    assert.equal(code, exit, stderr)
+    assert.match(stdout, /Stopped early \(interrupted\)/)
+    assert.match(stdout, /^hotpath doctor: /)
+    const pid = Number(/pid (\d+)\)/.exec(stderr)?.[1])
+    assert.ok(pid > 0)
+    assert.throws(() => process.kill(pid, 0), 'the target was stopped')
+    assert.deepEqual(await readdir(ROOT), before, 'no trace files in the working directory')
   })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.setEncoding('utf8').on('data', (c) => { stdout += c })
-  child.stderr.setEncoding('utf8').on('data', (c) => {
-    stderr += c
-    if (c.includes('loading it')) setTimeout(() => child.kill('SIGINT'), 1500)
-  })
-  const code = await new Promise(resolve => child.on('close', resolve))
-  assert.equal(code, 130, stderr)
-  assert.match(stdout, /Stopped early \(interrupted\)/)
-  assert.match(stdout, /^hotpath doctor: /)
-  const pid = Number(/pid (\d+)\)/.exec(stderr)?.[1])
-  assert.ok(pid > 0)
-  assert.throws(() => process.kill(pid, 0), 'the target was stopped')
-  assert.deepEqual(await readdir(ROOT), before, 'no trace files in the working directory')
-})
+}
 
 test('the probe flushes when the target is killed by a signal, and never keeps it alive', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))

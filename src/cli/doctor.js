@@ -54,7 +54,7 @@ export async function run ({ values, positionals, command }, io) {
   if (command.length === 0) throw new UsageError('doctor needs the server command after -- (e.g. hotpath doctor -- node server.js)')
 
   const runDir = str('save') ?? join('.hotpath', `${new Date().toISOString().replace(/[:.]/g, '-')}-doctor`)
-  await recordFromFlags(values, command, io, {
+  const record = await recordFromFlags(values, command, io, {
     runDir,
     interval: /** @type {number} */ (numberFlag('interval', str('interval') ?? '10')),
     profileInterval: values['no-profile'] ? 0 : /** @type {number} */ (numberFlag('profile-interval', str('profile-interval') ?? '1000', { integer: true })),
@@ -62,11 +62,13 @@ export async function run ({ values, positionals, command }, io) {
   })
   io.stderr.write('Analysing…\n')
   const diagnosis = diagnose(readRun(runDir))
-  return exitCode(diagnosis, await report(diagnosis, jsonFile, values, io))
+  const code = exitCode(diagnosis, await report(diagnosis, jsonFile, values, io))
+  return code === 130 && record.interruptedBy === 'SIGTERM' ? 143 : code
 }
 
 /**
- * 0 only when the run measured what was asked: 4 when the target failed, 3 when the load did, 130 when interrupted,
+ * 0 only when the run measured what was asked: 4 when the target failed, 3 when the load did, 130 when interrupted
+ * (143 by SIGTERM, told by the caller),
  * 2 when files of the run are damaged and the verdict or its culprits rest on less than was recorded (an input file
  * that is invalid, which one said first), else what --fail-on-problem says.
  * @param {import('../analysis/diagnose.js').Diagnosis} diagnosis
