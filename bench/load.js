@@ -7,8 +7,10 @@
 //    -c 100 -p 10. The goal is ≤ 0.6× autocannon's; wrk (C) is the floor. With the server as the bottleneck, the
 //    requests/s each tool got out of it should match the best peer's: on one machine a generator that sleeps between
 //    responses makes the server's core pay to wake it, so hotpath --busy-poll (never sleeps under load) is measured
-//    too: it trades the generator's CPU for the server's.
-// 2. Rate: asked vs achieved requests/s at rates up to and past the server's saturation.
+//    too: it trades the generator's CPU for the server's. hotpath --coalesce (naps between reads, off by default since
+//    they time responses late) is measured beside the default.
+// 2. Rate: asked vs achieved requests/s at rates up to and past the server's saturation, the generator's CPU per
+//    request against autocannon -R's, and how late hotpath sent (its pacer polls the last 0.1 ms before each send).
 // 3. Truth: a server that stalls 200 ms out of every 1000; at a constant arrival rate the true p99 is
 //    200 × (1 − 0.01 / 0.2) = 190 ms. Reported: hotpath's p99 (from intended send times), its uncorrected p99,
 //    autocannon -R's and wrk's.
@@ -37,6 +39,11 @@ const TOOLS = [
   {
     name: 'hotpath',
     command: (url, o) => [process.execPath, HOTPATH, 'load', '-c', String(o.c), '-p', String(o.p), '-d', String(o.d), ...(o.rate ? ['-R', String(o.rate)] : []), '--json', '--no-progress', url],
+    p99: (output) => JSON.parse(output).latency.p99
+  },
+  {
+    name: 'hotpath --coalesce',
+    command: (url, o) => [process.execPath, HOTPATH, 'load', '--coalesce', '-c', String(o.c), '-p', String(o.p), '-d', String(o.d), ...(o.rate ? ['-R', String(o.rate)] : []), '--json', '--no-progress', url],
     p99: (output) => JSON.parse(output).latency.p99
   },
   {
@@ -93,7 +100,7 @@ async function cost () {
         const spread = rounds > 1 ? ` (${fmt(Math.min(...us))}–${fmt(Math.max(...us))})` : ''
         console.log(`  ${t.name.padEnd(20)} ${fmt(median(us)).padStart(6)} µs CPU/request${spread.padEnd(14)} ${Math.round(median(by[t.name].rps)).toLocaleString('en-US').padStart(8)} req/s served`)
       }
-      console.log(`  CPU per request: hotpath/autocannon = ${fmt(hp / ac)} (goal ≤ 0.60)` +
+      console.log(`  CPU per request: hotpath/autocannon = ${fmt(hp / ac)} (goal ≤ 0.60), hotpath --coalesce/autocannon = ${fmt(median(by['hotpath --coalesce'].usPerRequest) / ac)}` +
         (haveWrk ? `, hotpath/wrk = ${fmt(hp / median(by.wrk.usPerRequest))}` : ''))
       console.log(`  requests/s served, against the best peer: hotpath ${fmt(median(by.hotpath.rps) / bestPeerRps)}, hotpath --busy-poll ${fmt(median(by['hotpath --busy-poll'].rps) / bestPeerRps)} (goal ≈ 1.00)\n`)
     }
@@ -104,16 +111,23 @@ async function cost () {
 
 async function rate () {
   const server = await startCountingServer(SERVER_CPU)
+  const autocannon = /** @type {Tool} */ (TOOLS.find(t => t.name === 'autocannon'))
   try {
-    console.log(`Constant arrival rate, -c 100, ${duration} s each`)
-    console.log('  asked req/s   achieved (hotpath)   served (server)   error    kept up')
+    console.log(`Constant arrival rate, -c 100, ${duration} s each; CPU per request served (µs), hotpath's send lateness and p50s (ms)`)
+    console.log('  asked req/s   achieved   served    error   kept up   CPU hotpath   autocannon -R   ratio   late p50     p99   p50 corr / uncorr')
     for (const asked of [1000, 10000, 30000, 200000]) {
       await server.count()
       const run = await runPinned(GENERATOR_CPU, TOOLS[0].command(server.url, { c: 100, p: 1, d: duration, rate: asked }))
       const served = await server.count()
       const r = JSON.parse(run.output)
+      const peer = await runPinned(GENERATOR_CPU, autocannon.command(server.url, { c: 100, p: 1, d: duration, rate: asked }))
+      const peerServed = await server.count()
       const achieved = r.hotpath.rate.achieved
-      console.log(`  ${asked.toLocaleString('en-US').padStart(11)}   ${Math.round(achieved).toLocaleString('en-US').padStart(18)}   ${Math.round(served / duration).toLocaleString('en-US').padStart(15)}   ${fmt((100 * (achieved - asked)) / asked, 2).padStart(6)}%   ${r.hotpath.rate.keptUp ? 'yes' : 'no (server saturated)'}`)
+      const hpUs = (run.cpu * 1e6) / served
+      const acUs = (peer.cpu * 1e6) / peerServed
+      const late = r.hotpath.sendLateness
+      console.log(`  ${asked.toLocaleString('en-US').padStart(11)}   ${Math.round(achieved).toLocaleString('en-US').padStart(8)}   ${Math.round(served / duration).toLocaleString('en-US').padStart(6)}   ${fmt((100 * (achieved - asked)) / asked, 2).padStart(6)}%   ${(r.hotpath.rate.keptUp ? 'yes' : 'no').padEnd(7)}` +
+        `   ${fmt(hpUs).padStart(11)}   ${fmt(acUs).padStart(13)}   ${fmt(hpUs / acUs).padStart(5)}   ${fmt(late.p50, 3).padStart(8)}   ${fmt(late.p99, 2).padStart(5)}   ${fmt(r.latency.p50, 3)} / ${fmt(r.hotpath.uncorrectedLatency.p50, 3)}`)
     }
     console.log('')
   } finally {

@@ -89,12 +89,12 @@ test('a result file that is not a hotpath result is refused by merge and compare
   }
 })
 
-test('the table says when the generator batched its reads, and by how much at most', async () => {
+test('asked to, the generator batches its reads, and the table says so and by how much at most', async () => {
   const server = await httpServer((req, res) => setTimeout(() => ok(res), 20))
   try {
-    const { code, stdout, stderr } = await hotpath(['load', '-c', '10', '-d', '1', server.url])
+    const { code, stdout, stderr } = await hotpath(['load', '--coalesce', '-c', '10', '-d', '1', server.url])
     assert.equal(code, 0, stderr)
-    const m = /Reads batched: the generator napped up to (\d+) µs between reads/.exec(stdout)
+    const m = /Reads batched \(--coalesce\): the generator napped up to (\d+) µs between reads/.exec(stdout)
     assert.ok(m, stdout)
     assert.ok(Number(m[1]) > 0 && Number(m[1]) <= 50, m[0])
   } finally {

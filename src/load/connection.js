@@ -96,9 +96,12 @@ export class Connection {
     let index = this.cursor
     let slot = this.head + this.inflight
     if (slot >= this.depth) slot -= this.depth
+    const late = runner.rateMode && runner.recording
     for (let j = 0; j < k; j++) {
       this.sentAt[slot] = now
-      this.intendedAt[slot] = runner.rateMode ? runner.nextIntended() : now
+      const intended = runner.rateMode ? runner.nextIntended() : now
+      this.intendedAt[slot] = intended
+      if (late) runner.recorder.late(now - intended)
       this.requestOf[slot] = index
       if (++slot === this.depth) slot = 0
       if (++index === cycle.size) index = 0

@@ -22,6 +22,7 @@ import { createHistogram, encodeHistogram, LatencyHistogram } from './histogram.
  * @property {string} histogram latency in µs; under --rate measured from each request's intended send time
  * @property {string | null} uncorrectedHistogram under --rate, latency from the actual send time
  * @property {Bin[]} series
+ * @property {string | null} [latenessHistogram] under --rate, each send's lateness in µs: actual − intended send time
  * @property {number} [maxNapUs] the longest nap between reads (see read-coalescer.js): the most it added to a latency
  */
 
@@ -51,6 +52,7 @@ export class Recorder {
     this.second = new LatencyHistogram()
     this.total = createHistogram()
     this.uncorrected = rateMode ? new LatencyHistogram() : null
+    this.lateness = rateMode ? new LatencyHistogram() : null
     this.start = Date.now()
     this.binStart = this.start
     this.sent = 0
@@ -91,6 +93,7 @@ export class Recorder {
     this.second.reset()
     this.total.reset()
     this.uncorrected?.reset()
+    this.lateness?.reset()
     this.series = []
   }
 
@@ -105,6 +108,15 @@ export class Recorder {
     this.statusCounts[status]++
     this.completed++
     this.binRequests++
+  }
+
+  /**
+   * Under --rate: how late a request went out, from when it was due. Negative lateness cannot be (a request is sent
+   * once due), but the clocks are read at different places, so it is clamped.
+   * @param {number} ms
+   */
+  late (ms) {
+    /** @type {LatencyHistogram} */ (this.lateness).record(ms > 0 ? Math.round(ms * 1000) : 0)
   }
 
   /** @param {number} n */
@@ -176,6 +188,7 @@ export class Recorder {
       errorKinds: Object.fromEntries(this.errorKinds),
       histogram: encodeHistogram(this.total),
       uncorrectedHistogram: this.uncorrected === null ? null : encodeHistogram(this.uncorrected.flush()),
+      latenessHistogram: this.lateness === null ? null : encodeHistogram(this.lateness.flush()),
       series: this.series
     }
   }

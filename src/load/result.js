@@ -25,6 +25,8 @@ import { VERSION } from '../version.js'
  * @property {string} method
  * @property {number} machines how many results were merged into this one
  * @property {boolean} [busyPoll] the generator polled without sleeping
+ * @property {boolean} [coalesce] the generator napped between reads to read responses in batches (--coalesce): its
+ *   latencies include up to `hotpath.maxNapUs` of waiting
  * @property {number} [duration] seconds of measurement asked (-d); 0 when only --amount bounded the run. Absent from
  *   results that do not record it (then the measured duration stands in).
  * @property {string} [requestsHash] digest of every request's bytes but its Host line (method, path, headers, body):
@@ -86,11 +88,21 @@ import { VERSION } from '../version.js'
  * @property {LoadMeta} options
  * @property {{ asked: number, achieved: number, sent: number, missed: number, keptUp: boolean } | null} rate
  * @property {Summary | null} uncorrectedLatency under --rate, latency from actual send times (ms)
+ * @property {SendLateness | null} sendLateness under --rate, how late the generator sent requests, from when they were
+ *   due (ms): what it adds to every corrected latency
  * @property {number} reconnects
  * @property {Record<string, number>} errorKinds
  * @property {number} maxNapUs the longest the generator let responses gather between reads (µs): the most it added to
  *   any latency; 0 when it never did (see read-coalescer.js)
  * @property {Shard} shard everything measured, with encoded HDR histograms (µs) and the per-second series
+ */
+
+/**
+ * @typedef {object} SendLateness
+ * @property {number} p50
+ * @property {number} p99
+ * @property {number} max
+ * @property {number} mean
  */
 
 /**
@@ -114,6 +126,7 @@ export function mergeShards (shards) {
     addInto(errorKinds, s.errorKinds)
   }
   const uncorrected = shards.filter(s => s.uncorrectedHistogram !== null)
+  const lateness = shards.filter(s => typeof s.latenessHistogram === 'string')
   return {
     start,
     finish,
@@ -124,6 +137,10 @@ export function mergeShards (shards) {
     uncorrectedHistogram: uncorrected.length === 0
       ? null
       : encodeAndFree(mergeEncoded(uncorrected.map(s => /** @type {string} */ (s.uncorrectedHistogram)))),
+    // results saved before send lateness was measured have none: the merge states it only when every part did
+    latenessHistogram: lateness.length === 0 || lateness.length < uncorrected.length
+      ? null
+      : encodeAndFree(mergeEncoded(lateness.map(s => /** @type {string} */ (s.latenessHistogram)))),
     series: mergeSeries(shards, start),
     maxNapUs: Math.max(...shards.map(s => s.maxNapUs ?? 0))
   }
@@ -204,6 +221,7 @@ export function buildResult (shard, meta) {
     statusCodeStats[code] = { count }
   }
   const uncorrected = shard.uncorrectedHistogram === null ? null : decodeHistogram(shard.uncorrectedHistogram)
+  const lateness = typeof shard.latenessHistogram === 'string' ? decodeHistogram(shard.latenessHistogram) : null
   const askedRate = meta.rate
   const achieved = (counts.completed * 1000) / durationMs
   /** @type {LoadResult} */
@@ -247,6 +265,7 @@ export function buildResult (shard, meta) {
           }
         : null,
       uncorrectedLatency: uncorrected === null ? null : summarize(uncorrected),
+      sendLateness: lateness === null ? null : sendLateness(lateness),
       reconnects: counts.reconnects,
       errorKinds: shard.errorKinds,
       maxNapUs: shard.maxNapUs ?? 0,
@@ -255,8 +274,18 @@ export function buildResult (shard, meta) {
   }
   latency.destroy()
   uncorrected?.destroy()
+  lateness?.destroy()
   result.failed = loadFailure(result)
   return result
+}
+
+/**
+ * @param {import('hdr-histogram-js').Histogram} h send lateness, µs
+ * @returns {SendLateness}
+ */
+function sendLateness (h) {
+  const { p50, p99, max, mean } = summarize(h)
+  return { p50, p99, max, mean }
 }
 
 /**

@@ -73,9 +73,21 @@ export function loadTables (r) {
       : `Rate: asked ${formatCount(rate.asked)} req/s, achieved only ${formatCount(rate.achieved)} req/s: the server could not keep up` +
         (rate.missed > 0 ? ` (${formatCount(rate.missed)} requests were due but no connection was free; try more connections)` : '') + '.')
     lines.push('Latency is measured from each request\'s intended send time (coordinated omission corrected); "uncorrected" is from the actual send.')
+    const late = r.hotpath.sendLateness // results saved before it was measured have none
+    // Said only when it moves the figures: a tenth of the latency it is part of.
+    if (late && (late.p50 >= 0.1 * l.p50 || late.p99 >= 0.1 * l.p99)) {
+      lines.push(`Sends went out late: p50 ${formatMs(late.p50)}, p99 ${formatMs(late.p99)}, max ${formatMs(late.max)} after they were due, ` +
+        'and the latency above includes it: ' + (rate.keptUp
+          ? 'the generator itself was slow to send (a busy machine?).'
+          : 'mostly waits for a free connection while the server fell behind.'))
+    }
   }
   const nap = r.hotpath.maxNapUs ?? 0 // results saved before read batching have none
-  if (nap > 0) lines.push(`Reads batched: the generator napped up to ${formatCount(nap)} µs between reads (at most 6% of the median latency); latencies include it.`)
+  if (r.hotpath.options.coalesce || nap > 0) {
+    lines.push(nap > 0
+      ? `Reads batched (--coalesce): the generator napped up to ${formatCount(nap)} µs between reads (at most 6% of the median latency); latencies include it.`
+      : 'Reads batched (--coalesce): the generator never napped between reads (responses too fast, or the generator too busy).')
+  }
   if (r.hotpath.options.machines > 1) lines.push(`Merged from ${r.hotpath.options.machines} results.`)
   return lines.join('\n') + '\n'
 }
