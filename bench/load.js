@@ -10,7 +10,7 @@
 //    too: it trades the generator's CPU for the server's. hotpath --coalesce (naps between reads, off by default since
 //    they time responses late) is measured beside the default.
 // 2. Rate: asked vs achieved requests/s at rates up to and past the server's saturation, the generator's CPU per
-//    request against autocannon -R's, and how late hotpath sent (its pacer polls the last 0.1 ms before each send).
+//    request against autocannon -R's, and how late hotpath sent (its pacer polls the last 0.1–1 ms before each send).
 // 3. Truth: a server that stalls 200 ms out of every 1000; at a constant arrival rate the true p99 is
 //    200 × (1 − 0.01 / 0.2) = 190 ms. Reported: hotpath's p99 (from intended send times), its uncorrected p99,
 //    autocannon -R's and wrk's.
@@ -115,7 +115,7 @@ async function rate () {
   try {
     console.log(`Constant arrival rate, -c 100, ${duration} s each; CPU per request served (µs), hotpath's send lateness and p50s (ms)`)
     console.log('  asked req/s   achieved   served    error   kept up   CPU hotpath   autocannon -R   ratio   late p50     p99   p50 corr / uncorr')
-    for (const asked of [1000, 10000, 30000, 200000]) {
+    for (const asked of [100, 1000, 10000, 30000, 200000]) {
       await server.count()
       const run = await runPinned(GENERATOR_CPU, TOOLS[0].command(server.url, { c: 100, p: 1, d: duration, rate: asked }))
       const served = await server.count()

@@ -30,13 +30,16 @@ const READ_BUFFER_SIZE = 64 * 1024
 /** ms without a response after which a busy-polling generator goes back to sleeping */
 const BUSY_POLL_WINDOW = 1
 /**
- * Open loop: the last stretch before a send is due, in ms, that the thread spends polling (setImmediate: responses are
- * still read as they come) rather than sleeping. A thread woken from sleep on a 2-core VM runs ~0.09 ms late at the
- * median (the pacer's thread and Atomics.wait alike). Measured at -R 1000 against a fast server, send lateness p50 /
- * generator CPU per request (3 s runs, start-up included): no poll 87 µs / 220 µs, 0.05 ms 29 / 227, 0.1 ms 3 / 273,
- * 0.2 ms 1 / 364.
+ * Open loop: the shortest last stretch before a send is due, in ms, that the thread spends polling (setImmediate:
+ * responses are still read as they come) rather than sleeping; it grows to cover how late the pacer's wake-ups come
+ * (Pacer.late), up to MAX_SPIN_MS. A thread woken from sleep on a 2-core VM runs ~0.09 ms late at the median (the
+ * pacer's thread and Atomics.wait alike). Measured at -R 1000 against a fast server with a fixed stretch, send lateness
+ * p50 / generator CPU per request (3 s runs, start-up included): no poll 87 µs / 220 µs, 0.05 ms 29 / 227, 0.1 ms
+ * 3 / 273, 0.2 ms 1 / 364.
  */
 const SPIN_MS = 0.1
+/** the longest stretch polled before a send, in ms, however late the wake-ups */
+const MAX_SPIN_MS = 1
 /**
  * At most this share of the time between two sends is spent polling, so that at high rates the generator does not
  * burn a core the server may need: there the reads, as frequent as the sends, send what is due too.
@@ -68,7 +71,7 @@ export class Runner {
     this.readBuffer = Buffer.allocUnsafe(READ_BUFFER_SIZE)
     this.rateMode = plan.rate > 0
     this.interval = this.rateMode ? 1000 / plan.rate : 0
-    this.spinMs = Math.min(SPIN_MS, SPIN_SHARE * this.interval)
+    this.maxSpinMs = Math.min(MAX_SPIN_MS, SPIN_SHARE * this.interval)
     this.amount = plan.amount
     this.recorder = new Recorder({ rateMode: this.rateMode })
     this.hooks = hooks
@@ -245,8 +248,10 @@ export class Runner {
       return
     }
     const next = this.t0 + this.issued * this.interval
-    if (next - performance.now() <= this.spinMs) setImmediate(this.tick)
-    else /** @type {Pacer} */ (this.pacer).wakeAt(next - this.spinMs, this.tick)
+    const pacer = /** @type {Pacer} */ (this.pacer)
+    const spin = Math.min(this.maxSpinMs, Math.max(SPIN_MS, pacer.late))
+    if (next - performance.now() <= spin) setImmediate(this.tick)
+    else pacer.wakeAt(next - spin, this.tick)
   }
 
   onResponse () {
