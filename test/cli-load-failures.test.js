@@ -247,6 +247,10 @@ test('merge and compare of a file with a corrupt histogram: one line naming the 
   swapped.hotpath.shard.series[1].histogram = syntheticResult({ seconds: [latencies(7, 1)] }).hotpath.shard.histogram
   const miscounted = join(dir, 'miscounted.json')
   await writeFile(miscounted, JSON.stringify(swapped))
+  const late = JSON.parse(await readFile(good, 'utf8'))
+  late.hotpath.shard.latenessHistogram = 'HISTFAAAAC'
+  const lateness = join(dir, 'lateness.json')
+  await writeFile(lateness, JSON.stringify(late))
   const doctor = join(dir, 'doctor-mangled.json')
   await writeFile(doctor, JSON.stringify({ tool: 'hotpath', category: 'healthy', evidence: [], load: result }))
 
@@ -259,6 +263,10 @@ test('merge and compare of a file with a corrupt histogram: one line naming the 
     assert.equal(c.code, 2)
     assert.match(c.stderr, new RegExp(`'${miscounted}' is not a valid hotpath load result: hotpath\\.shard\\.series\\[1\\]\\.histogram holds 7 latencies where the counts say 100`))
     assertOneLine(c.stderr)
+    const l = await hotpath([command, good, lateness])
+    assert.equal(l.code, 2)
+    assert.match(l.stderr, /hotpath\.shard\.latenessHistogram is not a valid HDR histogram/)
+    assertOneLine(l.stderr)
   }
   const d = await hotpath(['compare', good, doctor])
   assert.equal(d.code, 2)
