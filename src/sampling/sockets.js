@@ -1,8 +1,7 @@
-import net from 'node:net'
-import tls from 'node:tls'
 import { performance } from 'node:perf_hooks'
 import { executionAsyncId } from 'node:async_hooks'
-import { createSniffer } from './protocols.js'
+import { hookConnect, watchers } from './connect-hook.js'
+import { SocketTrips } from './socket-trips.js'
 import { appSite, captureStack } from './stack.js'
 
 /** @typedef {import('./stack.js').Site} Site */
@@ -55,9 +54,6 @@ import { appSite, captureStack } from './stack.js'
  * @typedef {EndpointStats & { stacks: number, busy: number, ops: Map<string, TripStats & { stacks: number }> }} Endpoint
  */
 
-/** What the in-flight list holds for an operation written while trips are not timed. */
-const UNTIMED = /** @type {Trip} */ (/** @type {unknown} */ (Object.freeze({})))
-
 /** Operations kept per endpoint; more distinct ones are counted under `op: null`. */
 const MAX_OPS = 50
 /** Stacks taken per operation while looking for the app's call site (a stack costs a few µs). */
@@ -83,7 +79,8 @@ const STACKS_PER_ENDPOINT = 3
  * memcached client, an HTTP client, a home-made protocol over `net` — whatever library makes them: a trip starts
  * with the operation the client writes (protocols.js names it from the bytes) and ends with the read that completes
  * its reply (counted by protocol where it can be, else one read per trip). Only sockets this process connects are
- * watched (net.Socket.prototype.connect, tls.connect); the server's own connections are never touched.
+ * watched (net.Socket.prototype.connect, tls.connect: connect-hook.js); the server's own connections are never touched.
+ * Each connection's trips are followed by socket-trips.js; this class keeps what they count, per endpoint and operation.
  *
  * Cost per trip: a sniff of the written bytes (a few hundred at most), two clock reads and a counter; a stack for the
  * first few trips of each operation only. A server that opens no client socket pays nothing.
@@ -135,61 +132,29 @@ export class SocketWatcher {
 
   /**
    * A socket this process is connecting: watch its writes and reads.
-   * @param {net.Socket} socket
+   * @param {import('node:net').Socket} socket
    * @param {{ host?: string, port?: number, path?: string }} target as given to connect, until the socket knows better
    * @param {Function} above the connecting hook: the opening stack starts at its caller
    */
   watch (socket, target, above) {
     const watcher = this
-    const sniffer = createSniffer()
-    /** @type {Trip[]} */
-    const pending = []
-    let head = 0
-    let inFlight = 0
-    /** @type {Endpoint | null} */
-    let endpoint = null
-    let protocol = 'tcp'
-    let opened = false
     // Taken now, while the frames of whoever opens the connection (a pool, a client class, the app) are on the stack.
-    const openStack = captureStack(above, 40)
-    const fallback = target.path ?? `${target.host ?? 'localhost'}:${target.port ?? 0}`
-
-    const endpointOf = () => {
-      if (endpoint !== null) return endpoint
-      const address = socket.remoteAddress
-      const name = address ? `${address.includes(':') ? `[${address}]` : address}:${socket.remotePort}` : fallback
-      endpoint = this.#endpoint(name, protocol, openStack)
-      return endpoint
-    }
-    const onOpen = () => {
-      if (opened) return
-      opened = true
-      const e = endpointOf()
-      e.open++
-      if (e.open > e.maxOpen) e.maxOpen = e.open
-    }
+    const trips = new SocketTrips(this, socket, target, captureStack(above, 40))
+    const onOpen = () => trips.opened()
     socket.once('connect', onOpen)
     socket.once('secureConnect', onOpen)
-    socket.once('close', () => {
-      if (endpoint !== null && opened) endpoint.open--
-      // Whatever was in flight will not be answered.
-      if (endpoint !== null) endpoint.inFlight -= inFlight
-      if (inFlight > 0 && endpoint !== null) endpoint.busy--
-      inFlight = 0
-      pending.length = 0
-      head = 0
-    })
+    socket.once('close', () => trips.closed())
 
     const write = socket.write
     /**
-     * @this {net.Socket}
+     * @this {import('node:net').Socket}
      * @param {any} chunk
      * @param {any} encoding
      * @param {any} cb
      */
     function watchedWrite (chunk, encoding, cb) {
       if (watchers.has(watcher)) {
-        try { started(chunk) } catch {}
+        try { trips.started(chunk) } catch {}
       }
       return write.call(this, chunk, encoding, cb)
     }
@@ -199,7 +164,7 @@ export class SocketWatcher {
       /** @type {unknown} */
       let resumed
       if (chunk !== null && chunk !== undefined && watchers.has(watcher)) {
-        try { resumed = answered(chunk) } catch {}
+        try { resumed = trips.answered(chunk) } catch {}
       }
       if (resumed === undefined) return push.call(this, chunk, encoding)
       // The client's reply callbacks run inside this push ('data'): they continue the request that wrote the trip.
@@ -209,89 +174,24 @@ export class SocketWatcher {
         watcher.trace?.resumed(resumed)
       }
     }
+  }
 
-    /** @param {unknown} chunk */
-    function started (chunk) {
-      const sniffed = sniffer.write(/** @type {any} */ (chunk))
-      // A write that starts no operation of its own (the Bind/Execute/Sync after a Parse, the rest of a long
-      // message, a message that gets no reply) starts no trip.
-      if (sniffed === null) return
-      if (sniffed.protocol !== 'tcp') protocol = sniffed.protocol
-      const e = endpointOf()
-      if (e.protocol === 'tcp' && protocol !== 'tcp') e.protocol = protocol
-      if (inFlight === 0) {
-        e.busy++
-        if (e.busy > e.maxBusy) e.maxBusy = e.busy
-      }
-      inFlight++
-      e.inFlight++
-      if (e.inFlight > e.maxInFlight) e.maxInFlight = e.inFlight
-      // Trips are timed while the wait tracer runs, the only reader of their times; between, the sniffer keeps its
-      // place in the protocol, and the connection counts how many it has in flight (what a pool's size shows in).
-      if (watcher.trace === null || !watcher.trace.active()) {
-        pending.push(UNTIMED)
-        return
-      }
-      // Bytes that say nothing are named by what a driver announced in the same synchronous run, if it did.
-      const announced = sniffed.op === null || sniffed.protocol === 'tcp' || sniffed.protocol === 'tls' ? watcher.drivers?.current() ?? null : null
-      const op = announced?.op ?? sniffed.op
-      if (announced !== null) protocol = announced.protocol
-      /** @type {Trip} */
-      const trip = { id: watcher.#nextId++, start: performance.now(), end: 0, protocol, op, endpoint: e.endpoint, owners: e.owners, stats: SocketWatcher.statsOf(e, op, protocol) }
-      const trace = watcher.trace.onWrite()
-      if (trace !== undefined) trip.trace = trace
-      watcher.#site(trip, socket.write)
-      watcher.#last = { trip, e, context: executionAsyncId() }
-      pending.push(trip)
-    }
-
-    /**
-     * @param {unknown} chunk
-     * @returns {unknown} what the tracer needs to undo once the client has seen the chunk, if anything
-     */
-    function answered (chunk) {
-      const counted = sniffer.reads(/** @type {any} */ (chunk))
-      if (pending.length === head) return
-      // Unknown protocols: a read answers the oldest trip — surely only when it was the only one in flight.
-      const certain = counted >= 0 || pending.length - head === 1
-      const n = Math.min(counted < 0 ? 1 : counted, pending.length - head)
-      if (n === 0) return
-      const from = head
-      head += n
-      const e = endpointOf()
-      inFlight -= n
-      e.inFlight -= n
-      if (inFlight === 0) e.busy--
-      /** @type {Trip[] | null} */
-      let done = null
-      let now = 0
-      for (let i = from; i < head; i++) {
-        const trip = pending[i]
-        if (trip === UNTIMED) continue
-        if (done === null) {
-          done = []
-          now = performance.now()
-        }
-        trip.end = now
-        trip.certain = certain
-        watcher.#count(trip)
-        done.push(trip)
-      }
-      if (head === pending.length) {
-        pending.length = 0
-        head = 0
-      } else if (head > 64) {
-        pending.splice(0, head)
-        head = 0
-      }
-      const hooks = watcher.trace
-      if (hooks !== null && done !== null) {
-        hooks.onRead(done, done.length)
-        for (const trip of done) if (trip.trace !== undefined) hooks.onTrip(trip)
-        return hooks.resume(done)
-      }
-      return undefined
-    }
+  /**
+   * A trip starts, timed (the wait tracer is on): where the app made the call is read from the first few.
+   * @param {Endpoint} e
+   * @param {string | null} op
+   * @param {string} protocol
+   * @param {Function} above the socket's write hook, on the stack now
+   * @returns {Trip}
+   */
+  startTrip (e, op, protocol, above) {
+    /** @type {Trip} */
+    const trip = { id: this.#nextId++, start: performance.now(), end: 0, protocol, op, endpoint: e.endpoint, owners: e.owners, stats: SocketWatcher.statsOf(e, op, protocol) }
+    const trace = /** @type {TraceHooks} */ (this.trace).onWrite()
+    if (trace !== undefined) trip.trace = trace
+    this.#site(trip, above)
+    this.#last = { trip, e, context: executionAsyncId() }
+    return trip
   }
 
   /**
@@ -310,11 +210,13 @@ export class SocketWatcher {
   }
 
   /**
+   * The endpoint a connection goes to, whose owners are read from its first connections' opening stacks.
    * @param {string} name
    * @param {string} protocol
    * @param {string[]} stack the connecting call's frames
+   * @returns {Endpoint}
    */
-  #endpoint (name, protocol, stack) {
+  endpoint (name, protocol, stack) {
     let e = this.#endpoints.get(name)
     if (e === undefined) {
       e = { endpoint: name, protocol, open: 0, maxOpen: 0, inFlight: 0, maxInFlight: 0, maxBusy: 0, busy: 0, owners: [], openedAt: null, stacks: 0, ops: new Map() }
@@ -339,15 +241,6 @@ export class SocketWatcher {
     stats.stacks++
     const site = appSite(captureStack(above, 40))
     if (site !== null && !site.file.startsWith('node:')) stats.site = site
-  }
-
-  /** @param {Trip} trip */
-  #count (trip) {
-    const stats = trip.stats
-    const ms = trip.end - trip.start
-    stats.trips++
-    stats.totalMs += ms
-    if (ms > stats.maxMs) stats.maxMs = ms
   }
 
   /**
@@ -394,63 +287,6 @@ function ownerClasses (frames) {
 
 /** Receivers that name no client: Node's own classes and plain objects. */
 const GENERIC = new Set(['Object', 'Socket', 'TLSSocket', 'Function', 'Module', 'process', 'Promise', 'EventEmitter', 'Server', 'ModuleJob', 'ModuleLoader', 'Array', 'Map'])
-
-/** @type {Set<SocketWatcher>} */
-const watchers = new Set()
-let hooked = false
-
-/**
- * Client sockets all pass through net.Socket.prototype.connect (net.connect, new net.Socket().connect, http's and
- * undici's agents, every database driver) — except a TLS socket over an existing one, made by tls.connect. Both are
- * wrapped once per process and stay wrapped: with no watcher active, the wrappers only check a set.
- */
-function hookConnect () {
-  if (hooked) return
-  hooked = true
-  const proto = /** @type {any} */ (net.Socket.prototype)
-  const connect = proto.connect
-  proto.connect = function connectWatched (/** @type {any[]} */ ...args) {
-    // connect() resets an own `write` (net.js undoes an old end() trick): watch after it.
-    const result = connect.apply(this, args)
-    if (watchers.size > 0 && !watched.has(this)) {
-      try {
-        watched.add(this)
-        const target = targetOf(args)
-        for (const w of watchers) w.watch(this, target, connectWatched)
-      } catch {}
-    }
-    return result
-  }
-  const tlsModule = /** @type {any} */ (tls)
-  const tlsConnect = tlsModule.connect
-  tlsModule.connect = function tlsConnectWatched (/** @type {any[]} */ ...args) {
-    const socket = Reflect.apply(tlsConnect, this, args)
-    if (watchers.size > 0 && !watched.has(socket)) {
-      try {
-        watched.add(socket)
-        const options = args.find(a => a !== null && typeof a === 'object') ?? {}
-        for (const w of watchers) w.watch(socket, { host: options.host ?? options.servername, port: options.port }, tlsConnectWatched)
-      } catch {}
-    }
-    return socket
-  }
-}
-
-/** @type {WeakSet<object>} */
-const watched = new WeakSet()
-
-/**
- * connect(port, host), connect(path), connect({ port, host } | { path }), or the array net.connect normalises to.
- * @param {any[]} args
- * @returns {{ host?: string, port?: number, path?: string }}
- */
-function targetOf (args) {
-  const a = Array.isArray(args[0]) ? args[0] : args
-  const first = a[0]
-  if (first !== null && typeof first === 'object') return { host: first.host, port: Number(first.port) || undefined, path: first.path }
-  if (typeof first === 'string' && !/^\d+$/.test(first)) return { path: first }
-  return { port: Number(first) || undefined, host: typeof a[1] === 'string' ? a[1] : undefined }
-}
 
 /** @param {number} ms */
 const round = (ms) => Math.round(ms * 1000) / 1000
