@@ -1,0 +1,117 @@
+// A finished traced request as written to the run (a WaitRecord): its waits kept, each as numbers, with the sites,
+// resources and kinds they name given small ids that are written once.
+
+import { performance } from 'node:perf_hooks'
+import { DEFERRALS } from './wait-spans.js'
+import { siteOf } from './wait-sites.js'
+import { describe, tripOf, tripResource } from './wait-resources.js'
+
+/** @typedef {import('./wait-spans.js').Span} Span */
+/** @typedef {import('./wait-spans.js').Trace} Trace */
+/** @typedef {import('./waits.js').WaitRecord} WaitRecord */
+/** @typedef {import('./waits.js').WaitSite} WaitSite */
+
+/** A wait shorter than this is a hop between callbacks, not a wait (ms). */
+const MIN_WAIT = 0.02
+
+/** Writes finished traces; the ids it gives sites, resources, kinds and causes hold for the whole run. */
+export class WaitRecorder {
+  /** @type {Table<WaitSite>} */
+  #sites = new Table()
+  /** @type {Table<string[]>} */
+  #resources = new Table()
+  /** @type {Table<string>} */
+  #kinds = new Table()
+  /** @type {WeakMap<object, number>} */
+  #causeIds = new WeakMap()
+  #nextCauseId = 1
+
+  /**
+   * The sites, resources and kinds first named since the last call.
+   * @returns {{ sites: [number, WaitSite][], resources: [number, string[]][], kinds: [number, string][] }}
+   */
+  fresh () {
+    return { sites: this.#sites.fresh(), resources: this.#resources.fresh(), kinds: this.#kinds.fresh() }
+  }
+
+  /**
+   * @param {Trace} trace
+   * @returns {WaitRecord}
+   */
+  record (trace) {
+    /** @type {Map<Span, number>} */
+    const kept = new Map()
+    for (const span of trace.spans) {
+      if (span.t1 === 0 || span.t1 > trace.end || span.t1 - span.t0 < MIN_WAIT || DEFERRALS.has(span.kind)) continue
+      kept.set(span, kept.size)
+    }
+    /** @type {WaitRecord['spans']} */
+    const spans = []
+    for (const span of kept.keys()) {
+      const site = siteOf(span)
+      const trip = tripOf(span, trace)
+      const resource = trip !== null ? tripResource(trip) : describe(span)
+      let parent = span.parent
+      while (parent !== null && !kept.has(parent)) parent = parent.parent
+      spans.push([
+        round(span.t0 - trace.start),
+        round(span.t1 - span.t0),
+        site === null ? -1 : this.#sites.id(`${site.file}:${site.line}:${site.column}|${site.function}|${site.api ?? ''}|${site.callers.map(c => `${c.file}:${c.line}`).join(',')}`, site),
+        this.#resources.id(resource.join('\u0000'), resource),
+        this.#kinds.id(span.kind, span.kind),
+        this.#causeId(trip ?? span.cause ?? span),
+        // A trip a read may not have answered (uncounted replies, others in flight) times nothing.
+        trip !== null && trip.certain !== false ? round(trip.end - trip.start) : -1,
+        trip === null || trip.certain === false ? -1 : trip.trace?.trace === trace ? 1 : 0,
+        parent === null ? -1 : /** @type {number} */ (kept.get(parent))
+      ])
+    }
+    return { time: Math.round(performance.timeOrigin + trace.start), ms: round(trace.end - trace.start), spans }
+  }
+
+  /** @param {unknown} cause */
+  #causeId (cause) {
+    if (cause === null || typeof cause !== 'object') return 0
+    let id = this.#causeIds.get(cause)
+    if (id === undefined) {
+      id = this.#nextCauseId++
+      this.#causeIds.set(cause, id)
+    }
+    return id
+  }
+}
+
+/**
+ * Values given small ids, each written once: the sites, resources and kinds the traces name by id.
+ * @template T
+ */
+class Table {
+  /** @type {Map<string, number>} */
+  #ids = new Map()
+  /** @type {[number, T][]} */
+  #fresh = []
+
+  /**
+   * @param {string} key
+   * @param {T} value
+   */
+  id (key, value) {
+    let id = this.#ids.get(key)
+    if (id === undefined) {
+      id = this.#ids.size
+      this.#ids.set(key, id)
+      this.#fresh.push([id, value])
+    }
+    return id
+  }
+
+  /** @returns {[number, T][]} the values given an id since the last call */
+  fresh () {
+    const out = this.#fresh
+    this.#fresh = []
+    return out
+  }
+}
+
+/** @param {number} ms */
+const round = (ms) => Math.round(ms * 1000) / 1000

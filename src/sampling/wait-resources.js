@@ -1,0 +1,129 @@
+// What a wait waited on, as [type, operation, target]: the client-socket round trip that ended it, else the async
+// resource whose callback ended it (a timer, a file-system call, a DNS lookup, a child process, a worker…).
+
+import { SPAN } from './wait-spans.js'
+import { siteOf } from './wait-sites.js'
+
+/** @typedef {import('./sockets.js').Trip} Trip */
+/** @typedef {import('./wait-spans.js').Span} Span */
+/** @typedef {import('./wait-spans.js').Trace} Trace */
+
+/**
+ * The client-socket trip that ended a span: its own, for a round trip; for a wait that a read resumed, the trip of
+ * this request among those the read completed (else the first one: a pipelined reply for someone else).
+ * @param {Span} span
+ * @param {Trace} trace
+ * @returns {Trip | null}
+ */
+export function tripOf (span, trace) {
+  const trips = span.trips
+  if (trips === null || trips.length === 0) return null
+  if (span.kind === 'socket') return trips[0]
+  for (const trip of trips) if (trip.trace?.trace === trace) return trip
+  return trips[0]
+}
+
+/** @param {Trip} trip @returns {string[]} */
+export function tripResource (trip) {
+  return [trip.protocol, trip.op ?? '', trip.endpoint]
+}
+
+/**
+ * What a wait waited on, as [type, operation, target]: a timer and its delay, a file-system call, a DNS lookup, a
+ * child process, a worker's message…
+ * @param {Span} span
+ * @returns {string[]}
+ */
+export function describe (span) {
+  const own = span.resource !== null ? describeResource(span.resource, span) : null
+  if (own !== null) return own
+  const cause = span.cause
+  if (cause !== null && typeof cause === 'object') {
+    const c = /** @type {any} */ (cause)
+    const cs = c[SPAN]
+    if (cs !== undefined && cs.resource !== null) {
+      const d = describeResource(cs.resource, cs)
+      if (d !== null) return d
+    }
+    const d = describeResource(c, null)
+    if (d !== null) return d
+  }
+  return ['unknown', '', '']
+}
+
+/**
+ * @param {any} r an async resource
+ * @param {Span | null} span its span, when it has one (its site names the API called)
+ * @returns {string[] | null}
+ */
+function describeResource (r, span) {
+  const name = String(r?.constructor?.name ?? '')
+  const api = span !== null ? siteOf(span)?.api ?? null : null
+  switch (name) {
+    case 'Timeout':
+      return ['timer', `${r._repeat ? 'setInterval' : 'setTimeout'} ${Number(r._idleTimeout)} ms`, '']
+    case 'Immediate':
+      return ['timer', 'setImmediate', '']
+    case 'FSReqCallback':
+    case 'FSReqPromise':
+    case 'FileHandle':
+    case 'FileHandleCloseReq':
+      return ['fs', apiName('fs', api), '']
+    case 'GetAddrInfoReqWrap':
+    case 'GetNameInfoReqWrap':
+    case 'QueryReqWrap':
+      return ['dns', apiName('dns', api), String(r.hostname ?? r.host ?? '')]
+    case 'TCPConnectWrap':
+    case 'PipeConnectWrap':
+      return ['connect', '', r.address ? `${r.address}:${r.port}` : '']
+    case 'Process':
+      return ['child process', '', '']
+    case 'MessagePort':
+      return ['worker', 'message', '']
+    case 'TCP':
+    case 'Pipe':
+    case 'TLSWrap':
+      return socketOf(r)
+    case 'HTTPClientAsyncResource': {
+      const req = r.req
+      return ['http', `${req?.method ?? 'GET'} ${req?.path ?? ''}`, String(req?.host ?? '')]
+    }
+  }
+  if (r?.type === 'HTTPCLIENTREQUEST') return ['http', `${r.req?.method ?? 'GET'} ${r.req?.path ?? ''}`, String(r.req?.host ?? '')]
+  if (/^[A-Z0-9]+(REQUEST|JOB)$/.test(String(r?.type ?? '')) || /(Job|Request)$/.test(name)) return ['thread pool', api ?? name, '']
+  if (name === 'Zlib' || name === 'ZLIB') return ['thread pool', 'zlib', '']
+  return name ? ['other', name, ''] : null
+}
+
+/**
+ * A socket handle that is not one of the process's watched client sockets: a server connection (the request's own
+ * body or the client's next bytes) or a socket opened before hotpath could watch it.
+ * @param {any} handle
+ * @returns {string[]}
+ */
+function socketOf (handle) {
+  /** @type {{ address?: string, port?: number }} */
+  const peer = {}
+  try { handle.getpeername?.(peer) } catch {}
+  const owner = ownerOf(handle)
+  if (owner?.server) return ['client', 'request body', '']
+  return ['tcp', '', peer.address ? `${peer.address}:${peer.port}` : '']
+}
+
+/** @type {symbol | null | undefined} */
+let ownerSymbol
+/** @param {any} handle @returns {any} the net.Socket a handle belongs to */
+function ownerOf (handle) {
+  if (ownerSymbol === undefined) ownerSymbol = Object.getOwnPropertySymbols(handle).find(s => s.description === 'owner_symbol') ?? null
+  return ownerSymbol !== null ? handle[ownerSymbol] : undefined
+}
+
+/**
+ * @param {string} module
+ * @param {string | null} api the function the app called (`readFile`, `Object.readFile`, `FSReqCallback.open`)
+ */
+function apiName (module, api) {
+  if (api === null) return module
+  const fn = api.split('.').pop() ?? api
+  return `${module}.${fn}`
+}

@@ -1,0 +1,95 @@
+// Where in the app a wait began: the stack taken as it began (unformatted until the wait is kept), and the app's frame
+// on it, past the frames of Node, of node_modules and of the client class that opened the socket.
+
+import { parseFrame, isInternal } from './stack.js'
+
+/** @typedef {import('./wait-spans.js').Span} Span */
+/** @typedef {import('./waits.js').WaitSite} WaitSite */
+
+/** Frames kept per stack: deep enough to climb out of a driver's or ORM's frames to the app's call. */
+const STACK_FRAMES = 40
+
+/**
+ * The frames where a wait begins, captured but not formatted: V8 formats `stack` when it is first read, which the
+ * tracer does only for the waits it keeps.
+ * @param {Function} above
+ * @returns {{ stack?: string }}
+ */
+export function rawStack (above) {
+  /** @type {{ stack?: string }} */
+  const holder = {}
+  const saved = Error.stackTraceLimit
+  Error.stackTraceLimit = STACK_FRAMES
+  try {
+    Error.captureStackTrace(holder, above)
+  } finally {
+    Error.stackTraceLimit = saved
+  }
+  return holder
+}
+
+/**
+ * Where a span began in the app: its own stack's first app frame, else its parent's (a driver's callback or a nextTick
+ * continues what the app started there).
+ * @param {Span} span
+ * @returns {WaitSite | null}
+ */
+export function siteOf (span) {
+  if (span.site !== undefined) return span.site
+  // A wait a client socket's round trip ended may begin in the client's code: the methods of the class that opened
+  // the connection (and what they run) are not where the request waits, even when the app wrote that class.
+  const owners = span.trips?.[0]?.owners ?? []
+  let site = span.stack !== null ? siteFromStack(String(span.stack.stack ?? ''), owners) : null
+  if (site === null && span.parent !== null && span.parent !== span) site = siteOf(span.parent)
+  span.site = site
+  return site
+}
+
+/**
+ * @param {string} text an Error's stack
+ * @param {string[]} [owners] classes whose methods are a client's own code (skipped)
+ * @returns {WaitSite | null}
+ */
+export function siteFromStack (text, owners = []) {
+  const frames = []
+  for (const line of text.split('\n')) {
+    const t = line.trim()
+    if (t.startsWith('at ')) frames.push(t.slice(3))
+  }
+  const sites = frames.map(parseFrame)
+  const isApp = (/** @type {import('./stack.js').Site | null} */ s) => s !== null && !isInternal(s.file) && !s.file.includes('/node_modules/')
+  const isOwner = (/** @type {import('./stack.js').Site | null} */ s) => s !== null && owners.some(o => s.function.replace(/^(async|new)\s+/, '').startsWith(`${o}.`))
+  // Past the client's own code: its methods, and what they run below them (a promise executor, a callback).
+  let from = 0
+  const first = sites.findIndex(isOwner)
+  if (first !== -1) {
+    from = first + 1
+    while (from < sites.length && (isOwner(sites[from]) || !isApp(sites[from]))) from++
+  }
+  const i = sites.findIndex((s, j) => j >= from && isApp(s) && !isOwner(s))
+  if (i === -1) return null
+  const own = /** @type {import('./stack.js').Site} */ (sites[i])
+  // The call the app made there: the frame below its own, past the async_hooks machinery that reported the wait.
+  let below = null
+  for (let j = i - 1; j >= 0; j--) {
+    const s = sites[j]
+    if (s !== null && !s.file.startsWith('node:internal/async_hooks')) {
+      below = s
+      break
+    }
+  }
+  const callers = []
+  for (const s of sites.slice(i + 1)) {
+    if (callers.length >= 3) break
+    if (isApp(s) && s !== null) callers.push({ function: s.function.replace(/^async\s+/, ''), file: s.file, line: s.line })
+  }
+  return {
+    function: own.function.replace(/^async\s+/, ''),
+    file: own.file,
+    line: own.line,
+    column: own.column,
+    api: below ? below.function.replace(/^(async|new)\s+/, '') : null,
+    apiFile: below ? below.file : null,
+    callers
+  }
+}
