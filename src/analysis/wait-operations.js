@@ -1,0 +1,153 @@
+// A traced request's spans grouped into its waits (operations): the spans one I/O ended, or the steps of one API
+// call, are one wait; and the request's time shared among the waits in progress at each instant.
+
+/** @typedef {import('./run-data.js').WaitData} WaitData */
+
+/**
+ * @typedef {object} Span
+ * @property {number} start ms from the request's start
+ * @property {number} dur
+ * @property {number} site
+ * @property {number} resource
+ * @property {string} kind
+ * @property {number} cause
+ * @property {number} trip
+ * @property {number} own
+ * @property {number} parent
+ */
+
+/**
+ * @typedef {object} Operation one wait of a request: the spans one I/O ended (the round trip, the await on it, the
+ *   awaits of the callers above it), or the steps of one API call (fs.readFile's open, stat, read, close)
+ * @property {number} start
+ * @property {number} end
+ * @property {number} site where it began in the app (the innermost span that knows)
+ * @property {number} resource
+ * @property {number} trip round-trip ms, -1 when not ended by a client socket
+ * @property {number} own
+ * @property {Set<number>} enclosing sites of the awaits above it (its callers), innermost first
+ */
+
+/**
+ * Groups a traced request's spans into its waits.
+ * @param {import('../sampling/waits.js').WaitRecord} trace
+ * @param {WaitData} waits
+ * @returns {Operation[]}
+ */
+export function operations (trace, waits) {
+  /** @type {Span[]} */
+  const spans = trace.spans.map(a => ({ start: a[0], dur: a[1], site: a[2], resource: a[3], kind: waits.kinds.get(a[4]) ?? '', cause: a[5], trip: a[6], own: a[7], parent: a[8] }))
+  // The steps of one call (fs.readFile's open, then its stat in the open's callback…) are one wait: a native span
+  // begun in another's callback at the same site continues it.
+  /** @type {number[]} */
+  const key = spans.map(s => s.cause)
+  /** @type {Map<number, number>} */
+  const keyOfCause = new Map()
+  spans.forEach((s, i) => {
+    const p = s.parent >= 0 ? spans[s.parent] : undefined
+    if (p !== undefined && isNative(s) && isNative(p) && p.site === s.site) key[i] = key[s.parent]
+    if (isNative(s)) keyOfCause.set(s.cause, key[i])
+  })
+  // An await ended by one of those steps waited for the whole call.
+  spans.forEach((s, i) => { if (!isNative(s)) key[i] = keyOfCause.get(s.cause) ?? key[i] })
+
+  /** @type {Operation[]} */
+  const out = []
+  for (const [, members] of groupBy(spans.map((s, i) => ({ s, k: key[i] })), m => m.k)) {
+    const list = members.map(m => m.s).sort((a, b) => a.start - b.start)
+    // Its extent is that of the I/O itself when the request made it (the round trip, the call's steps), else that of
+    // the first await on it (a query a pool wrote later, a worker's reply): the awaits above only wrap it.
+    const physical = list.filter(isNative)
+    const basis = physical.length > 0 ? physical : [list[0]]
+    const start = Math.min(...basis.map(s => s.start))
+    const end = Math.max(...basis.map(s => s.start + s.dur))
+    const sited = list.find(s => s.site >= 0)
+    const site = sited?.site ?? -1
+    const named = list.find(s => !isVague(waits.resources.get(s.resource))) ?? list[0]
+    const tripped = list.find(s => s.trip >= 0)
+    // The awaits above it at other lines: its callers (the loop of an N+1 among them).
+    const at = lineOf(waits, site)
+    /** @type {Set<number>} */
+    const enclosing = new Set()
+    for (const s of list) if (s.site >= 0 && !isNative(s) && lineOf(waits, s.site) !== at) enclosing.add(s.site)
+    // A request whose own await waited longer than the trip that answered it queued before the trip was written.
+    const awaited = list.find(s => !isNative(s) && s.trip >= 0)
+    out.push({
+      start: awaited !== undefined && tripped?.own === 0 ? Math.min(start, awaited.start) : start,
+      end: Math.max(end, awaited !== undefined && tripped?.own === 0 ? awaited.start + awaited.dur : end),
+      site,
+      resource: named.resource,
+      trip: tripped?.trip ?? -1,
+      own: tripped?.own ?? -1,
+      enclosing
+    })
+  }
+  return out
+}
+
+/**
+ * @param {WaitData} waits
+ * @param {number} site
+ */
+function lineOf (waits, site) {
+  const s = waits.sites.get(site)
+  return s === undefined ? '' : `${s.file}:${s.line}`
+}
+
+/** @param {Span} s a span that stands for I/O the request made itself (not an await or a then) */
+const isNative = (s) => s.kind !== 'PROMISE'
+
+/** @param {string[] | undefined} r */
+const isVague = (r) => r === undefined || r[0] === 'unknown' || r[0] === 'other'
+
+/**
+ * Each instant of a request's time goes to the waits in progress then, shared equally between those that run at
+ * once: what the request's time went to, without counting parallel waits twice.
+ * @param {Operation[]} ops
+ * @param {number} ms the request's time on the server
+ * @returns {Map<Operation, number>} ms per wait
+ */
+export function attribute (ops, ms) {
+  /** @type {{ at: number, op: Operation, open: boolean }[]} */
+  const edges = []
+  for (const op of ops) {
+    const a = Math.max(0, op.start)
+    const b = Math.min(ms, op.end)
+    if (b <= a) continue
+    edges.push({ at: a, op, open: true }, { at: b, op, open: false })
+  }
+  edges.sort((x, y) => x.at - y.at || Number(x.open) - Number(y.open))
+  /** @type {Map<Operation, number>} */
+  const out = new Map()
+  /** @type {Set<Operation>} */
+  const active = new Set()
+  let last = 0
+  for (const e of edges) {
+    if (active.size > 0 && e.at > last) {
+      const each = (e.at - last) / active.size
+      for (const op of active) out.set(op, (out.get(op) ?? 0) + each)
+    }
+    last = e.at
+    if (e.open) active.add(e.op)
+    else active.delete(e.op)
+  }
+  return out
+}
+
+/**
+ * @template T, K
+ * @param {T[]} list
+ * @param {(x: T) => K} key
+ * @returns {Map<K, T[]>}
+ */
+export function groupBy (list, key) {
+  /** @type {Map<K, T[]>} */
+  const out = new Map()
+  for (const x of list) {
+    const k = key(x)
+    const g = out.get(k)
+    if (g) g.push(x)
+    else out.set(k, [x])
+  }
+  return out
+}

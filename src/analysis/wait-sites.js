@@ -1,0 +1,224 @@
+// The waits at one app line, added up over the traced requests (Acc), and the WaitSignal they make: on what, how
+// often, one after another (N+1) or at once, queued for a pool.
+
+import { displayPath } from './paths.js'
+import { THRESHOLDS } from './rules.js'
+
+/** @typedef {import('./run-data.js').ThreadRecord} ThreadRecord */
+/** @typedef {import('./run-data.js').WaitData} WaitData */
+/** @typedef {import('./waits.js').WaitSignal} WaitSignal */
+/** @typedef {import('./wait-operations.js').Operation} Operation */
+
+/** ms a wait lasts beyond its round trip for it to count as queued */
+const QUEUED = 1
+/** A wait whose spans overlap by less than this share of their total is one of a sequence, not of a parallel batch. */
+const SEQUENTIAL_OVERLAP = 0.1
+
+/**
+ * @typedef {object} Acc
+ * @property {import('../sampling/waits.js').WaitSite} site
+ * @property {string} cwd
+ * @property {number} pid
+ * @property {number} threadId
+ * @property {number} requests
+ * @property {number} waits
+ * @property {number} waitMs
+ * @property {number} attributedMs
+ * @property {number} tripMs
+ * @property {number} trips
+ * @property {number} queuedMs
+ * @property {number} others
+ * @property {number} sequentialRequests
+ * @property {number} sequentialWaits
+ * @property {number} sequentialMs
+ * @property {number} parallelRequests
+ * @property {number} parallelWaits
+ * @property {Map<string, number>} resources
+ * @property {Map<number, number>} loops
+ * @property {Map<string, number>} endpoints
+ * @property {WaitData['sites']} table the thread's sites, by id
+ */
+
+/**
+ * @param {import('../sampling/waits.js').WaitSite} site
+ * @param {ThreadRecord} t
+ * @param {string} cwd
+ * @returns {Acc}
+ */
+export function newAcc (site, t, cwd) {
+  return { site, cwd, table: t.waits.sites, pid: t.pid, threadId: t.threadId, requests: 0, waits: 0, waitMs: 0, attributedMs: 0, tripMs: 0, trips: 0, queuedMs: 0, others: 0, sequentialRequests: 0, sequentialWaits: 0, sequentialMs: 0, parallelRequests: 0, parallelWaits: 0, resources: new Map(), loops: new Map(), endpoints: new Map() }
+}
+
+/**
+ * One request's waits at one site.
+ * @param {Acc} acc
+ * @param {Operation[]} list
+ * @param {number} ms attributed to them
+ * @param {WaitData} waits
+ */
+export function addToAcc (acc, list, ms, waits) {
+  acc.requests++
+  acc.waits += list.length
+  acc.attributedMs += ms
+  let sum = 0
+  for (const op of list) {
+    const d = op.end - op.start
+    sum += d
+    acc.waitMs += d
+    const r = waits.resources.get(op.resource) ?? ['unknown', '', '']
+    const name = r.join('\u0000')
+    acc.resources.set(name, (acc.resources.get(name) ?? 0) + 1)
+    if (op.trip >= 0) {
+      acc.trips++
+      acc.tripMs += op.trip
+      // Time before the trip was written: a pool's queue (its trip written later, by another context's callback, or
+      // by the same request once a connection came free, as an HTTP agent does).
+      const queued = Math.max(0, d - op.trip)
+      acc.queuedMs += queued
+      if (op.own === 0 || queued >= QUEUED) acc.others++
+      if (r[2]) acc.endpoints.set(r[2], (acc.endpoints.get(r[2]) ?? 0) + 1)
+    }
+    // The innermost await above it: the caller that loops, in an N+1.
+    const [caller] = op.enclosing
+    if (caller !== undefined) acc.loops.set(caller, (acc.loops.get(caller) ?? 0) + 1)
+  }
+  if (list.length >= 2) {
+    const union = unionLength(list)
+    if (sum - union <= SEQUENTIAL_OVERLAP * sum) {
+      acc.sequentialRequests++
+      acc.sequentialWaits += list.length
+      acc.sequentialMs += sum
+    } else {
+      acc.parallelRequests++
+      acc.parallelWaits += list.length
+    }
+  }
+}
+
+/** @param {Operation[]} list */
+function unionLength (list) {
+  const sorted = [...list].sort((a, b) => a.start - b.start)
+  let total = 0
+  let from = -Infinity
+  let to = -Infinity
+  for (const op of sorted) {
+    if (op.start > to) {
+      if (to > from) total += to - from
+      from = op.start
+      to = op.end
+    } else if (op.end > to) {
+      to = op.end
+    }
+  }
+  if (to > from) total += to - from
+  return total
+}
+
+/**
+ * @param {Acc} acc
+ * @param {number} traced
+ * @param {number} totalMs
+ * @param {ThreadRecord[]} threads
+ * @returns {WaitSignal}
+ */
+export function summarize (acc, traced, totalMs, threads) {
+  const [top] = [...acc.resources].sort((a, b) => b[1] - a[1])
+  const [type, op, target] = top ? top[0].split('\u0000') : ['unknown', '', '']
+  const s = acc.site
+  const site = {
+    function: s.function,
+    file: displayPath(s.file, acc.cwd),
+    line: s.line,
+    column: s.column,
+    api: s.api,
+    callers: s.callers.map(c => ({ function: c.function, file: displayPath(c.file, acc.cwd), line: c.line }))
+  }
+  const perRequest = acc.waits / Math.max(1, traced)
+  const msPerWait = acc.waits > 0 ? acc.waitMs / acc.waits : 0
+  const msPerTrip = acc.trips > 0 ? acc.tripMs / acc.trips : null
+  const seqPerRequest = acc.sequentialRequests > 0 ? acc.sequentialWaits / acc.sequentialRequests : 0
+  const sequential = acc.sequentialRequests >= Math.max(1, acc.requests / 2) && seqPerRequest >= THRESHOLDS.sequentialWaits
+    ? { perRequest: seqPerRequest, loop: loopOf(acc), savedMs: (acc.sequentialMs / acc.sequentialRequests) * (1 - 1 / seqPerRequest) }
+    : null
+  const parallel = acc.parallelRequests >= Math.max(1, acc.requests / 2) ? { perRequest: acc.parallelWaits / acc.parallelRequests } : null
+  const queue = acc.others > 0 && acc.trips > 0 && acc.queuedMs / acc.trips >= QUEUED ? { msPerWait: acc.queuedMs / acc.trips, others: acc.others / acc.trips } : null
+  return {
+    site,
+    resource: { type, op, target, name: resourceName(type, op, target) },
+    share: totalMs > 0 ? acc.attributedMs / totalMs : 0,
+    perRequest,
+    msPerWait,
+    msPerTrip,
+    requests: acc.requests,
+    sequential,
+    parallel,
+    queue,
+    pool: queue !== null ? poolOf(acc, threads) : null,
+    pid: acc.pid,
+    threadId: acc.threadId
+  }
+}
+
+/**
+ * The caller that awaits each of a sequence of waits: the loop, when it is the same line each time.
+ * @param {Acc} acc
+ */
+function loopOf (acc) {
+  const [best] = [...acc.loops].sort((a, b) => b[1] - a[1])
+  const awaiting = best !== undefined && best[1] >= acc.waits / 2 ? acc.table.get(best[0]) : undefined
+  // Else the caller frame of the wait's own stack; with neither, the wait's own line loops.
+  const caller = awaiting ?? acc.site.callers[0]
+  return caller ? { function: caller.function, file: displayPath(caller.file, acc.cwd), line: caller.line } : null
+}
+
+/**
+ * The pool behind the connections a queued wait's trips went over.
+ * @param {Acc} acc
+ * @param {ThreadRecord[]} threads
+ */
+function poolOf (acc, threads) {
+  const [top] = [...acc.endpoints].sort((a, b) => b[1] - a[1])
+  if (top === undefined) return null
+  const endpoint = top[0]
+  const t = threads.find(x => x.pid === acc.pid && x.threadId === acc.threadId)
+  let connections = 0
+  let busy = 0
+  for (const snap of t?.sockets ?? []) {
+    for (const e of snap.endpoints) {
+      if (e.endpoint !== endpoint) continue
+      connections = Math.max(connections, Number(e.maxOpen) || 0)
+      busy = Math.max(busy, Number(e.maxBusy) || 0)
+    }
+  }
+  const found = t?.pools.find(p => p.endpoint === endpoint)?.pool ?? null
+  return {
+    endpoint,
+    connections,
+    busy,
+    class: found?.class ?? null,
+    site: found ? { function: String(found.site.function), file: displayPath(String(found.site.file), acc.cwd), line: Number(found.site.line) || 0 } : null,
+    limit: found?.limit ?? null
+  }
+}
+
+/**
+ * @param {string} type
+ * @param {string} op
+ * @param {string} target
+ */
+export function resourceName (type, op, target) {
+  switch (type) {
+    case 'tcp': return `tcp ${target}${op ? ` (${op})` : ''}`
+    case 'timer':
+    case 'fs':
+    case 'thread pool':
+      return op || type
+    case 'dns': return `${op || 'dns'}${target ? ` ${target}` : ''}`
+    case 'connect': return `connect ${target}`
+    case 'client': return 'the client (request body)'
+    case 'worker': return 'a worker thread\'s message'
+    case 'child process': return 'a child process'
+    case 'unknown': return 'unknown'
+    default: return `${type}${op ? ` ${op}` : ''}`
+  }
+}
