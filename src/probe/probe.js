@@ -1,4 +1,3 @@
-import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import cluster from 'node:cluster'
 import v8 from 'node:v8'
@@ -11,10 +10,9 @@ import { SocketWatcher } from '../sampling/sockets.js'
 import { WaitTracer } from '../sampling/waits.js'
 import { PoolWatcher } from '../sampling/pools.js'
 import { DriverOps } from '../sampling/driver-ops.js'
-import { startCpuProfile, startGcTrace, startHeapSampling } from '../profile/capture.js'
-import { traceEventKind } from '../sampling/gc.js'
 import { RequestTracker } from './requests.js'
 import { EventLog } from './event-log.js'
+import { LoadProfiles } from './load-profiles.js'
 
 /** A sample's GC tally when its thread's observer saw none. */
 const NO_GC = Object.freeze({ count: 0, duration: 0 })
@@ -47,7 +45,7 @@ const SLOT_SAMPLES = 10
 /**
  * The doctor's probe in one process or thread: samples the runtime from start to exit, records per-port request
  * stats, listener growth and agent pools, and CPU-profiles (and heap-samples) exactly the load window that hotpath
- * announces over the channel. Everything is written to this thread's event log in the run directory.
+ * announces over the channel (load-profiles.js). Everything is written to this thread's event log in the run directory.
  */
 export class Probe {
   /** @param {ProbeOptions} options */
@@ -95,18 +93,7 @@ export class Probe {
       onSample: (sample) => this.writeSample(sample)
     })
     this.loading = false
-    /** @type {ProfileHandle | null} */
-    this.cpu = null
-    /** @type {ProfileHandle | null} */
-    this.heap = null
-    /** @type {{ stop: () => Promise<import('../profile/capture.js').GcTrace> } | null} */
-    this.gcTrace = null
-    /** @type {'allocations' | 'retained'} what the running heap sampler records */
-    this.heapKind = /** @type {'allocations' | 'retained'} */ ('allocations')
-    /** @type {Record<string, string>} heap profiles written so far in this load */
-    this.heapFiles = {}
-    /** @type {NodeJS.Timeout | null} */
-    this.heapTimer = null
+    this.profiles = new LoadProfiles(options, this.name, this.sampler, () => this.loading)
     /** @type {NodeJS.Timeout | null} */
     this.flushTimer = null
     this.lastListeners = ''
@@ -286,43 +273,8 @@ export class Probe {
     // Both clocks at one instant: CPU profiles are stamped on the monotonic one, samples on the wall clock.
     const monotonic = Number(process.hrtime.bigint() / 1000n)
     this.log.write({ type: 'load-start', time: Date.now(), monotonic })
-    const { profileInterval, heapInterval } = this.options
-    if (isMainThread && this.options.runtime !== false) this.gcTrace = await startGcTrace().catch(() => null)
-    if (profileInterval > 0) this.cpu = await startCpuProfile({ interval: profileInterval }).catch(() => null)
-    // The profiler makes libuv misread utilisation; the thread's own time corrects it (see profile-utilization.js).
-    if (this.cpu) this.sampler.threadTime = true
-    if (heapInterval > 0) {
-      // One heap sampler per isolate, two questions: the first part of the load samples every allocation (who makes
-      // the garbage: GC pressure), the rest only what survives (who keeps memory: leaks).
-      this.heapFiles = {}
-      this.heap = await startHeapSampling({ interval: heapInterval, includeCollected: true }).catch(() => null)
-      this.heapTimer = setTimeout(() => { this.switchHeapSampling().catch(() => {}) }, this.options.heapSplit)
-      this.heapTimer.unref()
-    }
+    await this.profiles.start()
     this.options.channel.send({ type: 'started', pid: process.pid, threadId: this.tid })
-  }
-
-  async switchHeapSampling () {
-    if (!this.loading || !this.heap) return
-    const heap = this.heap
-    this.heap = null
-    await this.saveHeap(heap, 'allocations')
-    if (this.loading) {
-      this.heap = await startHeapSampling({ interval: this.options.heapInterval }).catch(() => null)
-      this.heapKind = 'retained'
-    }
-  }
-
-  /**
-   * @param {ProfileHandle} handle
-   * @param {'allocations' | 'retained'} kind
-   */
-  async saveHeap (handle, kind) {
-    const profile = await handle.stop().catch(() => null)
-    if (profile) {
-      const file = this.writeJson(`heap-${kind}-${this.name}.heapprofile`, profile)
-      if (file) this.heapFiles[kind] = file
-    }
   }
 
   async loadStop () {
@@ -335,27 +287,7 @@ export class Probe {
     this.log.write({ type: 'load-stop', time: Date.now() })
     // The window closes on a sample boundary, with everything measured up to it.
     if (this.sampler.running) this.writeSample(this.sampler.sample(), true)
-    if (this.gcTrace) {
-      const trace = await this.gcTrace.stop().catch(() => null)
-      this.gcTrace = null
-      if (trace) this.log.write({ type: 'gc-trace', tid: trace.tid, events: gcEvents(trace.events) })
-    }
-    /** @type {{ cpu?: string }} */
-    const files = {}
-    this.sampler.threadTime = false
-    if (this.cpu) {
-      const profile = await this.cpu.stop().catch(() => null)
-      this.cpu = null
-      if (profile) files.cpu = this.writeJson(`cpu-${this.name}.cpuprofile`, profile)
-    }
-    if (this.heapTimer) clearTimeout(this.heapTimer)
-    if (this.heap) {
-      const heap = this.heap
-      this.heap = null
-      await this.saveHeap(heap, this.heapKind)
-    }
-    this.heapKind = /** @type {'allocations' | 'retained'} */ ('allocations')
-    this.log.write({ type: 'profiles', time: Date.now(), ...files, ...(this.heapFiles.allocations ? { heapAllocations: this.heapFiles.allocations } : {}), ...(this.heapFiles.retained ? { heapRetained: this.heapFiles.retained } : {}) })
+    await this.profiles.stop(this.log)
     this.flush()
     this.options.channel.send({ type: 'stopped', pid: process.pid, threadId: this.tid })
   }
@@ -364,34 +296,7 @@ export class Probe {
   saveProfilesSync () {
     this.loading = false
     this.log.write({ type: 'load-stop', time: Date.now(), exited: true })
-    /** @type {{ cpu?: string, heapAllocations?: string, heapRetained?: string }} */
-    const files = {}
-    const cpu = this.cpu?.stopSync?.() ?? null
-    this.cpu = null
-    if (cpu) files.cpu = this.writeJson(`cpu-${this.name}.cpuprofile`, cpu)
-    const heap = this.heap?.stopSync?.() ?? null
-    this.heap = null
-    if (heap) {
-      const file = this.writeJson(`heap-${this.heapKind}-${this.name}.heapprofile`, heap)
-      if (file) this.heapFiles[this.heapKind] = file
-    }
-    if (files.cpu || heap) {
-      this.log.write({ type: 'profiles', time: Date.now(), ...files, ...(this.heapFiles.allocations ? { heapAllocations: this.heapFiles.allocations } : {}), ...(this.heapFiles.retained ? { heapRetained: this.heapFiles.retained } : {}) })
-    }
-  }
-
-  /**
-   * @param {string} name
-   * @param {object} data
-   * @returns {string | undefined} the file name, when written
-   */
-  writeJson (name, data) {
-    try {
-      writeFileSync(join(this.options.runDir, name), JSON.stringify(data))
-      return name
-    } catch {
-      return undefined
-    }
+    this.profiles.stopSync(this.log)
   }
 
   /** Last words: called on exit (and on SIGINT/SIGTERM before the default action). Synchronous. */
@@ -407,18 +312,4 @@ export class Probe {
       this.requests.stop()
     } catch {}
   }
-}
-
-/**
- * GC pauses as [start µs (monotonic), duration µs, index into GC_KINDS], the pauses only.
- * @param {{ ts: number, dur: number, name: string }[]} events
- * @returns {number[][]}
- */
-function gcEvents (events) {
-  const out = []
-  for (const e of events) {
-    const kind = traceEventKind(e.name)
-    if (kind >= 0) out.push([e.ts, e.dur, kind])
-  }
-  return out
 }
