@@ -1,10 +1,6 @@
-import { fileURLToPath } from 'node:url'
-import { buildProfile } from '../profile/model.js'
-import { findAllocationCulprits, findCulprits } from '../profile/culprits.js'
 import { appRootOf, displayPath } from './paths.js'
-import { readRunProfile } from './run-data.js'
-import { THRESHOLDS } from './rules.js'
-import { formatMs } from '../report/format.js'
+import { allocationCulprits, cpuCulprits, threadOf } from './profile-culprits.js'
+import { THRESHOLDS } from './thresholds.js'
 import { waitCulprits } from './wait-culprits.js'
 
 /**
@@ -21,11 +17,20 @@ import { waitCulprits } from './wait-culprits.js'
  *   requests' time on the server, spent waiting there)
  * @property {CulpritThread[]} [threads] where it was found, the one it takes most in first: cluster workers run the
  *   same code, so one culprit may come from several processes (absent only where the run does not tell)
- * @property {string} [reason] why it is blamed, in words
+ * @property {CulpritFacts} [facts] why it is blamed, in numbers (the report words it as the culprit's `reason`)
  * @property {import('./wait-culprits.js').WaitFacts} [wait] for `measure: 'waits'` found by tracing requests: what
  *   they wait on there, how often and how long, in numbers
  * @property {{ function: string, label?: string, file: string, line: number, kind: string, share: number }[]} [calls] where
  *   its time goes
+ */
+
+/**
+ * Why a culprit found other than by sampling is blamed: the listener it adds, the calls it waits on, the line where
+ * requests wait or the pool they queue for.
+ * @typedef {{ kind: 'adds-listener', event: string, emitter: string, count: number }
+ *   | { kind: 'outgoing-calls', target: string, calls: number, meanMs: number, maxMs: number, failed: number }
+ *   | ({ kind: 'waits' } & import('./wait-line.js').WaitLine)
+ *   | ({ kind: 'creates-pool' } & import('./wait-line.js').WaitLine)} CulpritFacts
  */
 
 /**
@@ -74,7 +79,7 @@ export function collectCulprits (data, signals, category, opts = {}) {
       kind: 'app',
       measure: 'listeners',
       threads: [{ pid: Number(leak.pid) || 0, threadId: Number(leak.threadId) || 0 }],
-      reason: `adds a listener for '${leak.event}' to ${leak.emitter} on every request (${leak.count.toLocaleString('en-US')} by the end of the load); each emit runs them all`
+      facts: { kind: 'adds-listener', event: leak.event, emitter: leak.emitter, count: leak.count }
     })
   }
   // A server that waits is to blame where its requests wait: the lines the wait tracer found, then the outgoing
@@ -96,7 +101,7 @@ export function collectCulprits (data, signals, category, opts = {}) {
         kind: /\bnode_modules\b/.test(o.site.file) ? 'dependency' : 'app',
         measure: 'waits',
         threads: threadsCalling(data, threads, o.target),
-        reason: `waits on ${o.target}: ${o.calls.toLocaleString('en-US')} calls, ${formatMs(o.meanMs)} each on average (max ${formatMs(o.maxMs)})${o.failed > 0 ? `, ${o.failed.toLocaleString('en-US')} failed` : ''}`
+        facts: { kind: 'outgoing-calls', target: o.target, calls: o.calls, meanMs: o.meanMs, maxMs: o.maxMs, failed: o.failed }
       })
     }
   }
@@ -115,64 +120,6 @@ export function collectCulprits (data, signals, category, opts = {}) {
     if (!out.some(o => o.file === c.file && o.line === c.line && o.function === c.function)) out.push(c)
   }
   return out
-}
-
-/**
- * The CPU culprits of some threads, from one model over their profiles (shares are of their CPU together).
- * @param {import('./run-data.js').RunData} data
- * @param {ThreadRecord[]} threads
- * @param {string} appRoot
- * @param {string} cwd
- * @returns {{ culprits: Culprit[], model: import('../profile/model.js').ProfileModel | null }}
- */
-function cpuCulprits (data, threads, appRoot, cwd) {
-  /** @type {Map<string, ThreadRecord>} */
-  const byLabel = new Map()
-  const profiles = []
-  for (const t of threads) {
-    const profile = readRunProfile(data, t.profiles.cpu)
-    if (profile === null) continue
-    const label = `pid ${t.pid}${t.threadId ? ` thread ${t.threadId}` : ''}`
-    byLabel.set(label, t)
-    profiles.push({ profile, label })
-  }
-  if (profiles.length === 0) return { culprits: [], model: null }
-  try {
-    const model = buildProfile(profiles.length === 1 ? profiles[0].profile : profiles, { appRoot, sourceMaps: true })
-    const only = profiles.length === 1 ? [threadOf(/** @type {ThreadRecord} */ (byLabel.get(profiles[0].label)))] : []
-    const culprits = findCulprits(model, { limit: 15 })
-      .filter(c => !isOwnFile(c.file))
-      .map(c => toCulprit(c, 'cpu', cwd, c.threads ? threadsByLabel(c.threads, byLabel) : only))
-    return { culprits, model }
-  } catch {
-    return { culprits: [], model: null }
-  }
-}
-
-/**
- * The allocation culprits of each thread, merged. The CPU model of the same threads tells which app functions a
- * package runs (see findCulprits' `callProfiles`).
- * @param {import('./run-data.js').RunData} data
- * @param {ThreadRecord[]} threads
- * @param {'heapRetained' | 'heapAllocations'} heapKey
- * @param {string} appRoot
- * @param {string} cwd
- * @param {import('../profile/model.js').ProfileModel | null} cpuModel
- * @returns {Culprit[]}
- */
-function allocationCulprits (data, threads, heapKey, appRoot, cwd, cpuModel) {
-  /** @type {Culprit[][]} */
-  const lists = []
-  for (const t of threads) {
-    const heap = readRunProfile(data, t.profiles[heapKey] ?? t.profiles.heapAllocations)
-    if (!heap) continue
-    try {
-      lists.push(findAllocationCulprits(heap, { appRoot, limit: 15, ...(cpuModel ? { callProfiles: [cpuModel] } : {}) })
-        .filter(c => !isOwnFile(c.file))
-        .map(c => toCulprit(c, 'allocations', cwd, [threadOf(t)])))
-    } catch {}
-  }
-  return mergeLists(lists)
 }
 
 /**
@@ -202,29 +149,6 @@ function threadsCalling (data, serving, target) {
 }
 
 /**
- * @param {ThreadRecord} t
- * @returns {CulpritThread}
- */
-function threadOf (t) {
-  return { pid: t.pid, threadId: t.threadId }
-}
-
-/**
- * @param {{ label: string }[]} found a profile culprit's threads, most first
- * @param {Map<string, ThreadRecord>} byLabel
- * @returns {CulpritThread[]}
- */
-function threadsByLabel (found, byLabel) {
-  /** @type {CulpritThread[]} */
-  const out = []
-  for (const { label } of found) {
-    const t = byLabel.get(label)
-    if (t) out.push(threadOf(t))
-  }
-  return out
-}
-
-/**
  * The first list's items, keeping room for a few of the second's: both kinds of culprit stay in sight.
  * @template T
  * @param {T[]} first
@@ -238,18 +162,6 @@ function interleave (first, second, room, reserve = 2) {
   const head = Math.max(0, room - kept)
   return [...first.slice(0, head), ...second.slice(0, kept), ...first.slice(head), ...second.slice(kept)]
 }
-
-const OWN = fileURLToPath(new URL('../', import.meta.url))
-
-/**
- * hotpath's own probe runs inside the target; its frames are never the user's to fix.
- * @param {string} file
- */
-function isOwnFile (file) {
-  const path = file.startsWith('file://') ? fileURLToPath(file) : file
-  return path.startsWith(OWN)
-}
-
 const IO_MODULE = /^node:(internal\/)?(https?|_http_client|net|tls|dns|fs|dgram|child_process|internal\/fs|internal\/http)\b/
 
 /**
@@ -259,57 +171,6 @@ const IO_MODULE = /^node:(internal\/)?(https?|_http_client|net|tls|dns|fs|dgram|
  */
 function startsIo (c) {
   return c.kind === 'app' && (c.calls ?? []).some(k => IO_MODULE.test(k.file))
-}
-
-/**
- * @param {any} c a culprit from src/profile
- * @param {Culprit['measure']} measure
- * @param {string} cwd
- * @param {CulpritThread[]} threads
- * @returns {Culprit}
- */
-function toCulprit (c, measure, cwd, threads) {
-  return {
-    function: String(c.function || '(anonymous)'),
-    ...(typeof c.label === 'string' && c.label ? { label: c.label } : {}),
-    file: displayPath(String(c.file ?? ''), cwd),
-    line: Number(c.line) || 0,
-    share: Number(c.share) || 0,
-    kind: c.kind,
-    measure,
-    threads,
-    ...(Array.isArray(c.calls) && c.calls.length > 0
-      ? { calls: c.calls.slice(0, 3).map((/** @type {any} */ k) => ({ function: String(k.function || '(anonymous)'), ...(typeof k.label === 'string' && k.label ? { label: k.label } : {}), file: displayPath(String(k.file ?? ''), cwd), line: Number(k.line) || 0, kind: k.kind, share: Number(k.share) || 0 })) }
-      : {})
-  }
-}
-
-/**
- * Cluster workers run the same code: the same culprit in several threads is one culprit, its share averaged, found in
- * each of them.
- * @param {Culprit[][]} lists
- * @returns {Culprit[]}
- */
-function mergeLists (lists) {
-  if (lists.length <= 1) return lists[0] ?? []
-  /** @type {Map<string, { culprit: Culprit, total: number, threads: { thread: CulpritThread, share: number }[] }>} */
-  const byKey = new Map()
-  for (const list of lists) {
-    for (const c of list) {
-      const k = `${c.function}|${c.file}|${c.line}`
-      const entry = byKey.get(k) ?? { culprit: c, total: 0, threads: [] }
-      entry.total += c.share
-      for (const thread of c.threads ?? []) entry.threads.push({ thread, share: c.share })
-      byKey.set(k, entry)
-    }
-  }
-  return [...byKey.values()]
-    .map(({ culprit, total, threads }) => ({
-      ...culprit,
-      share: total / lists.length,
-      threads: threads.sort((a, b) => b.share - a.share).map(t => t.thread)
-    }))
-    .sort((a, b) => b.share - a.share)
 }
 
 /**

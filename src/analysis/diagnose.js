@@ -1,27 +1,28 @@
 import { VERSION } from '../version.js'
 import { collectCulprits } from './culprits.js'
 import { recommend } from './recommendations.js'
-import { collectEvidence, decide } from './rules.js'
+import { collectEvidence } from './evidence.js'
+import { decide } from './rules.js'
 import { runFailure } from './run-failure.js'
 import { runWarnings } from './run-warnings.js'
 import { computeSignals } from './signals.js'
 
 /**
- * doctor's verdict, DESIGN.md §5's JSON contract.
+ * doctor's verdict as facts: categories, numbers, units, places and stable names, no sentences. The report layer
+ * words it (src/report/words/diagnosis.js) into DESIGN.md §5's JSON contract, which the terminal and HTML reports print.
  * @typedef {object} Diagnosis
  * @property {'hotpath'} tool
  * @property {string} version
  * @property {import('./rules.js').Category | 'load-failed' | 'target-failed'} category the verdict; `load-failed` and
  *   `target-failed` say the run did not measure what was asked (see `failure`), whatever its figures say
- * @property {string} summary
  * @property {import('./run-warnings.js').RunWarning[]} warnings files of the run that were missing or corrupt, and
  *   what that cost: the verdict (`affects: 'verdict'`) or the culprits rest on less than was recorded
  * @property {import('./run-failure.js').RunFailure | null} failure what went wrong with the run, when it did
- * @property {{ category: import('./rules.js').Category, summary: string }} measured what the figures of the run say, on
- *   their own (for a failed run: until it failed)
- * @property {import('./rules.js').Evidence[]} evidence
+ * @property {{ category: import('./rules.js').Category, facts: import('./rules.js').VerdictFacts }} measured what the figures
+ *   of the run say, on their own (for a failed run: until it failed), and the figures the verdict cites
+ * @property {import('./evidence.js').Evidence[]} evidence
  * @property {import('./culprits.js').Culprit[]} culprits
- * @property {string[]} recommendations
+ * @property {import('./recommendations.js').Advice[]} recommendations what to do, most useful first
  * @property {import('../load/result.js').LoadResult | null} load
  * @property {ProcessSummary[]} processes
  * @property {{ dir: string, command: string[], url: string, window: { start: number, end: number }, exit: { code: number | null, signal: string | null, crashed: boolean }, aborted: boolean, stderr: string[] }} run
@@ -53,7 +54,6 @@ export function diagnose (data) {
     tool: 'hotpath',
     version: VERSION,
     category: failure?.category ?? rule.category,
-    summary: failure ? failureSummary(failure, rule) : rule.summary,
     warnings,
     failure,
     measured: rule,
@@ -61,7 +61,7 @@ export function diagnose (data) {
     culprits,
     recommendations: [
       ...(failure ? failureAdvice(failure, data.run) : []),
-      ...(damaged ? [`Record the run again for a diagnosis that rests on everything it measured: hotpath doctor -- ${data.run.command.join(' ') || '<command>'}`] : []),
+      ...(damaged ? recordAgain(data.run) : []),
       ...(failed(failure, rule.category) ? [] : recommend(rule.category, signals, culprits, data.run))
     ],
     load: data.run.load,
@@ -108,32 +108,24 @@ function failed (f, category) {
 }
 
 /**
- * The headline of a run that failed: what happened first, then what the figures said until then.
- * @param {import('./run-failure.js').RunFailure} f
- * @param {{ category: string, summary: string }} rule
+ * For a run whose damaged files cost the diagnosis something: record it again.
+ * @param {import('../run/doctor-run.js').RunRecord} run
+ * @returns {import('./recommendations.js').Advice[]}
  */
-function failureSummary (f, rule) {
-  const when = f.at !== null ? `, ${f.at} s into the load` : ''
-  const error = f.error ? `: ${f.error.message}${f.error.at ? ` (at ${f.error.at.file}:${f.error.at.line})` : ''}` : ''
-  const head = f.category === 'target-failed'
-    ? `The run did not measure the server: ${f.what}${when}${error}.`
-    : `The run did not measure the server: ${f.what}.`
-  return rule.category === 'insufficient-data' || rule.category === 'healthy'
-    ? head
-    : `${head} Until then, the figures said ${rule.category}: ${rule.summary}`
+function recordAgain (run) {
+  return [{ kind: 'record-again', command: run.command.join(' ') }]
 }
 
 /**
  * What to do about a run that failed, before anything else.
  * @param {import('./run-failure.js').RunFailure} f
  * @param {import('../run/doctor-run.js').RunRecord} run
- * @returns {string[]}
+ * @returns {import('./recommendations.js').Advice[]}
  */
 function failureAdvice (f, run) {
   if (f.category === 'target-failed') {
-    if (f.error) return [`Fix what stopped the target first: ${f.error.message}${f.error.at ? `, thrown at ${f.error.at.file}:${f.error.at.line}` : ''}. Its last lines of stderr are in the run (${run.stderr.length} kept).`]
-    return ['Find why the target stopped: its last lines of stderr are above; run it without hotpath to see it fail the same way.']
+    return f.error ? [{ kind: 'fix-target-error', error: f.error, stderrLines: run.stderr.length }] : [{ kind: 'find-why-target-stopped' }]
   }
-  if (run.onPort) return [`Run the --on-port command yourself, with PORT set to the server's port, and make it exit 0: ${run.onPort.command}`]
-  return ['Load a path the server answers with 2xx (--path /api/...), with the method, headers and body it expects (-m, -H, -b), and check it with hotpath load first.']
+  if (run.onPort) return [{ kind: 'fix-on-port', command: run.onPort.command }]
+  return [{ kind: 'load-a-2xx-path' }]
 }

@@ -1,9 +1,47 @@
-import { formatBytes, formatMs } from '../report/format.js'
-import { dominantGc, THRESHOLDS } from './rules.js'
+import { dominantGc } from './rules.js'
+import { THRESHOLDS } from './thresholds.js'
+import { waitLine } from './wait-line.js'
 
 /** @typedef {import('./signals.js').Signals} Signals */
 /** @typedef {import('./rules.js').Category} Category */
 /** @typedef {{ function: string, label?: string, file: string, line: number, share: number, kind: string, measure?: string, threads?: { pid: number, threadId: number }[] }} CulpritLike */
+/** @typedef {{ function: string, label?: string, file: string, line: number }} CodeAt a culprit as advice names it */
+/** @typedef {import('./wait-line.js').WaitLine} WaitLine */
+
+/**
+ * One thing to do, as facts: what (`kind`) and the numbers, names and places the advice cites. The report words it
+ * (src/report/words/advice.js).
+ * @typedef {{ kind: 'make-cheaper', culprit: CodeAt }
+ *   | { kind: 'move-cpu-work' }
+ *   | { kind: 'profile', command: string }
+ *   | { kind: 'pool-too-small', wait: WaitLine }
+ *   | { kind: 'n-plus-one', wait: WaitLine }
+ *   | { kind: 'parallel-round-trips', wait: WaitLine }
+ *   | { kind: 'slow-wait', wait: WaitLine }
+ *   | { kind: 'slow-outgoing', target: string, share: number, meanMs: number, perRequest: number, site: { file: string, line: number } | null }
+ *   | { kind: 'find-waits' }
+ *   | { kind: 'agent-queue', agent: string, maxSockets: number, maxQueued: number }
+ *   | { kind: 'check-pool-sizes' }
+ *   | { kind: 'scavenges' }
+ *   | { kind: 'heap-near-limit', heapUsed: number, heapLimit: number }
+ *   | { kind: 'old-generation' }
+ *   | { kind: 'allocates-most', culprit: CodeAt }
+ *   | { kind: 'keeps-alive', culprit: CodeAt }
+ *   | { kind: 'growing-collections' }
+ *   | { kind: 'heap-snapshots', args: string }
+ *   | { kind: 'worker-pool-busy', utilization: number, task: (CodeAt & { share: number }) | null }
+ *   | { kind: 'one-core-busy' }
+ *   | { kind: 'one-core-hotspot', culprit: CodeAt, share: number }
+ *   | { kind: 'compare-runs' }
+ *   | { kind: 'load-longer' }
+ *   | { kind: 'listener-leak', count: number, event: string, emitter: string, site: { file: string, line: number } | null }
+ *   | { kind: 'long-task', delayMaxMs: number }
+ *   | { kind: 'fix-target-error', error: { message: string, at: { function: string, file: string, line: number } | null }, stderrLines: number }
+ *   | { kind: 'find-why-target-stopped' }
+ *   | { kind: 'fix-on-port', command: string }
+ *   | { kind: 'load-a-2xx-path' }
+ *   | { kind: 'record-again', command: string }} Advice
+ */
 
 /**
  * What to do next, most useful first: the fix for the category, then what else the evidence showed.
@@ -11,80 +49,103 @@ import { dominantGc, THRESHOLDS } from './rules.js'
  * @param {Signals} s
  * @param {CulpritLike[]} culprits
  * @param {{ command: string[] }} run
- * @returns {string[]}
+ * @returns {Advice[]}
  */
 export function recommend (category, s, culprits, run) {
   // The code that burns the serving threads' CPU (or allocates), not the place a leaking listener is added, nor what
   // keeps a worker pool busy: those get their own advice.
   const served = culprits.filter(c => c.measure !== 'listeners' && c.measure !== 'waits' && !inPool(c, s))
   const top = served.find(c => c.kind === 'app') ?? served[0]
-  const where = top ? `${top.label ?? top.function} (${top.file}:${top.line})` : null
-  const command = run.command.join(' ')
-  /** @type {string[]} */
+  const where = top ? codeAt(top) : null
+  /** @type {Advice[]} */
   const out = []
   switch (category) {
     case 'event-loop':
-      if (where) out.push(`Make ${where} cheaper or move it off the request path: it is the hottest code while the loop is blocked.`)
-      out.push('Move CPU-heavy work (hashing, compression, big JSON, templating) to worker threads, or cache its result; prefer the async crypto and zlib APIs over the *Sync ones.')
-      out.push(`See where the time goes: hotpath flame -- ${command}`)
+      if (where) out.push({ kind: 'make-cheaper', culprit: where })
+      out.push({ kind: 'move-cpu-work' }, { kind: 'profile', command: run.command.join(' ') })
       break
-    case 'io': {
-      out.push(...waitAdvice(s))
-      const waitLines = new Set(s.waits.sites.map(w => `${w.site.file}:${w.site.line}`))
-      for (const o of s.outgoing) {
-        if (o.share < THRESHOLDS.waitShare || (o.site && waitLines.has(`${o.site.file}:${o.site.line}`))) continue
-        out.push(`Requests spend ${Math.round(o.share * 100)}% of their time waiting on ${o.target} (${formatMs(o.meanMs)} a call${o.perRequest >= 1.05 ? `, ${o.perRequest.toFixed(1)} calls a request` : ''})${o.site ? `, called at ${o.site.file}:${o.site.line}` : ''}: cache its answers, make the upstream faster, or call it in parallel with the other work of the request.`)
-      }
-      if (out.length === 0) out.push('Find what requests wait for: outgoing HTTP calls, database queries, file reads. Time them, cache what can be cached, and run independent calls in parallel.')
-      // An agent whose queue the wait tracer blamed on its construction has had its say.
-      const pooled = s.waits.sites.some(w => w.pool?.site && w.queue && w.queue.msPerWait >= THRESHOLDS.poolQueueMs)
-      for (const a of pooled ? [] : s.agents) {
-        out.push(`Outgoing requests queue in ${a.agent}: raise its maxSockets (now ${a.maxSockets}) or use a keep-alive agent sized for the concurrency you need; ${a.maxQueued} requests waited for a socket.`)
-      }
-      if (!s.waits.sites.some(w => w.share >= THRESHOLDS.waitShare)) out.push('Check the connection pool sizes of database and HTTP clients against the concurrency you serve.')
+    case 'io':
+      out.push(...ioAdvice(s))
       break
-    }
     case 'gc': {
       const kind = dominantGc(s)
-      if (kind === 'scavenge') {
-        out.push('Most GC time is scavenges of short-lived objects: allocate less per request (reuse buffers, avoid intermediate arrays and copies), or give the young generation more room with node --max-semi-space-size=64 (MB; try 32–128).')
-      } else {
-        const near = s.memory.heapLimit > 0 && s.memory.heapUsed > 0.7 * s.memory.heapLimit
-        out.push(near
-          ? `The heap is at ${formatBytes(s.memory.heapUsed)} of a ${formatBytes(s.memory.heapLimit)} limit: raise it with node --max-old-space-size=<MB>, and keep less data alive.`
-          : 'Most GC time is spent on the old generation: keep fewer long-lived objects (caches, buffers held across requests).')
-      }
-      if (where) out.push(`Start with ${where}: it allocates the most.`)
+      if (kind === 'scavenge') out.push({ kind: 'scavenges' })
+      else if (s.memory.heapLimit > 0 && s.memory.heapUsed > 0.7 * s.memory.heapLimit) out.push({ kind: 'heap-near-limit', heapUsed: s.memory.heapUsed, heapLimit: s.memory.heapLimit })
+      else out.push({ kind: 'old-generation' })
+      if (where) out.push({ kind: 'allocates-most', culprit: where })
       break
     }
     case 'memory-leak':
-      if (where) out.push(`Look at what ${where} keeps alive: it allocates the most of what stays on the heap.`)
-      out.push('Look for collections that only grow: module-level arrays, Maps and caches without eviction, listeners added per request, timers and promises never settled. Bound caches (an LRU) and remove listeners you add.')
-      out.push(`Take heap snapshots a minute apart and compare them in Chrome DevTools (node --inspect ${run.command.slice(1).join(' ')}).`)
+      if (where) out.push({ kind: 'keeps-alive', culprit: where })
+      out.push({ kind: 'growing-collections' }, { kind: 'heap-snapshots', args: run.command.slice(1).join(' ') })
       break
     case 'healthy':
       if (s.helpers.utilization >= THRESHOLDS.busy) {
         const task = culprits.find(c => c.measure === 'cpu' && inPool(c, s))
-        out.push(`The worker threads are ${Math.round(s.helpers.utilization * 100)}% busy and requests wait for them: give the pool as many threads as there are cores, or make each task cheaper${task ? ` — ${task.label ?? task.function} (${task.file}:${task.line}) takes ${Math.round(task.share * 100)}% of their CPU` : ''}.`)
+        out.push({ kind: 'worker-pool-busy', utilization: s.helpers.utilization, task: task ? { ...codeAt(task), share: task.share } : null })
       }
-      if (s.loop.utilization >= THRESHOLDS.busy) {
-        out.push('The load keeps one core busy: to serve more, run one process per core (node:cluster or a process manager) behind the same port.')
-      }
-      if (where && top && top.share >= 0.2) out.push(`If you need more from one core, ${where} takes ${Math.round(top.share * 100)}% of the CPU.`)
-      out.push('Compare before and after a change with hotpath load --json -o before.json, then hotpath compare before.json after.json.')
+      if (s.loop.utilization >= THRESHOLDS.busy) out.push({ kind: 'one-core-busy' })
+      if (where && top && top.share >= 0.2) out.push({ kind: 'one-core-hotspot', culprit: where, share: top.share })
+      out.push({ kind: 'compare-runs' })
       break
     case 'insufficient-data':
-      out.push('Load the server for longer (-d 20) or at a path that does real work (--path /api/...), and check that it answers requests (hotpath load shows status codes).')
+      out.push({ kind: 'load-longer' })
       break
   }
   const leak = s.listeners.find(l => l.count >= THRESHOLDS.listeners)
   if (leak) {
-    out.unshift(`${leak.count.toLocaleString('en-US')} listeners for '${leak.event}' were added to one ${leak.emitter}${leak.site ? ` at ${leak.site.file}:${leak.site.line}` : ''}: the code adds a listener per request and never removes it, so every emit runs all of them. Add it once (or use once()), and do not raise defaultMaxListeners to hide the warning.`)
+    out.unshift({ kind: 'listener-leak', count: leak.count, event: leak.event, emitter: leak.emitter, site: leak.site ? { file: leak.site.file, line: leak.site.line } : null })
   }
-  if (category === 'event-loop' && s.loop.delayMax >= 1000) {
-    out.push(`One task held the loop for ${formatMs(s.loop.delayMax)}: look for synchronous I/O (fs.*Sync, require() inside handlers) and unbounded loops.`)
+  if (category === 'event-loop' && s.loop.delayMax >= 1000) out.push({ kind: 'long-task', delayMaxMs: s.loop.delayMax })
+  return out
+}
+
+/**
+ * What to do about a server that waits: the lines where its requests wait, the outgoing calls it makes, its agents.
+ * @param {Signals} s
+ * @returns {Advice[]}
+ */
+function ioAdvice (s) {
+  /** @type {Advice[]} */
+  const out = waitAdvice(s)
+  const waitLines = new Set(s.waits.sites.map(w => `${w.site.file}:${w.site.line}`))
+  for (const o of s.outgoing) {
+    if (o.share < THRESHOLDS.waitShare || (o.site && waitLines.has(`${o.site.file}:${o.site.line}`))) continue
+    out.push({ kind: 'slow-outgoing', target: o.target, share: o.share, meanMs: o.meanMs, perRequest: o.perRequest, site: o.site ? { file: o.site.file, line: o.site.line } : null })
+  }
+  if (out.length === 0) out.push({ kind: 'find-waits' })
+  // An agent whose queue the wait tracer blamed on its construction has had its say.
+  const pooled = s.waits.sites.some(w => w.pool?.site && w.queue && w.queue.msPerWait >= THRESHOLDS.poolQueueMs)
+  for (const a of pooled ? [] : s.agents) out.push({ kind: 'agent-queue', agent: a.agent, maxSockets: a.maxSockets, maxQueued: a.maxQueued })
+  if (!s.waits.sites.some(w => w.share >= THRESHOLDS.waitShare)) out.push({ kind: 'check-pool-sizes' })
+  return out
+}
+
+/**
+ * What to do about the lines where requests wait, most time first: a pool too small, an N+1, a slow call.
+ * @param {Signals} s
+ * @returns {Advice[]}
+ */
+function waitAdvice (s) {
+  /** @type {Advice[]} */
+  const out = []
+  for (const w of s.waits.sites) {
+    if (w.share < THRESHOLDS.waitShare) continue
+    const wait = waitLine(w)
+    if (wait.queue && wait.pool) out.push({ kind: 'pool-too-small', wait })
+    else if (w.sequential) out.push({ kind: 'n-plus-one', wait })
+    else if (w.parallel && w.perRequest >= THRESHOLDS.sequentialWaits) out.push({ kind: 'parallel-round-trips', wait })
+    else out.push({ kind: 'slow-wait', wait })
   }
   return out
+}
+
+/**
+ * @param {CulpritLike} c
+ * @returns {CodeAt}
+ */
+function codeAt (c) {
+  return { function: c.function, ...(c.label ? { label: c.label } : {}), file: c.file, line: c.line }
 }
 
 /**
@@ -95,102 +156,4 @@ export function recommend (category, s, culprits, run) {
 function inPool (c, s) {
   const threads = c.threads ?? []
   return threads.length > 0 && threads.every(t => s.threads.some(x => x.pid === t.pid && x.threadId === t.threadId && !x.serving))
-}
-
-/**
- * What to do about the lines where requests wait, most time first: a pool too small, an N+1, a slow call.
- * @param {Signals} s
- * @returns {string[]}
- */
-function waitAdvice (s) {
-  const out = []
-  for (const w of s.waits.sites) {
-    if (w.share < THRESHOLDS.waitShare) continue
-    const at = `${w.site.file}:${w.site.line}`
-    if (w.queue && w.queue.msPerWait >= THRESHOLDS.poolQueueMs && w.pool) {
-      const made = w.pool.site ? ` created at ${w.pool.site.file}:${w.pool.site.line}${w.pool.limit ? ` with ${w.pool.limit.key}: ${w.pool.limit.value}` : ''}` : ''
-      const call = callWord(w.resource.type)
-      out.push(`Requests wait ${formatMs(w.queue.msPerWait)} for one of the ${w.pool.connections} connections to ${w.pool.endpoint} before their ${call} at ${at} even starts (it takes ${formatMs(w.msPerTrip ?? 0)}): the pool${made} is too small for the concurrency you serve. Raise its limit (and the backend's connection limit with it), or make each ${call} shorter.`)
-      continue
-    }
-    if (w.sequential) {
-      const batch = batchHint(w.resource.type)
-      out.push(`Each request waits ${Math.round(w.sequential.perRequest)} times one after another at ${at} (${w.resource.name}, ${formatMs(w.msPerWait)} each)${w.sequential.loop !== null && `${w.sequential.loop.file}:${w.sequential.loop.line}` !== at ? `, called in a loop at ${w.sequential.loop.file}:${w.sequential.loop.line}` : ''}: an N+1. ${batch} would save ~${formatMs(w.sequential.savedMs)} a request.`)
-      continue
-    }
-    if (w.parallel && w.perRequest >= THRESHOLDS.sequentialWaits) {
-      out.push(`Each request makes ${Math.round(w.perRequest)} round trips at once at ${at} (${w.resource.name}): ${batchHint(w.resource.type)} would make it one.`)
-      continue
-    }
-    out.push(`Requests spend ${Math.round(w.share * 100)}% of their time at ${at} waiting on ${w.resource.name} (${formatMs(w.msPerWait)} each): ${remedy(w.resource.type)}`)
-  }
-  return out
-}
-
-/**
- * What one operation on this kind of backend is called.
- * @param {string} type
- */
-function callWord (type) {
-  switch (type) {
-    case 'postgres':
-    case 'mysql':
-    case 'mongodb':
-      return 'query'
-    case 'redis':
-    case 'memcached':
-      return 'command'
-    case 'http': return 'request'
-    default: return 'round trip'
-  }
-}
-
-/**
- * What usually shortens a wait on this kind of thing.
- * @param {string} type
- */
-function remedy (type) {
-  switch (type) {
-    case 'postgres':
-    case 'mysql':
-    case 'mongodb':
-      return 'make the query faster (an index, a smaller result), cache its answer, or run it in parallel with the request\'s other work.'
-    case 'redis':
-    case 'memcached':
-      return 'fetch it together with the request\'s other keys, or keep a short-lived copy in the process.'
-    case 'http':
-      return 'cache its answers, make the upstream faster, or call it in parallel with the request\'s other work.'
-    case 'timer':
-      return 'every request waits for this timer: remove it, or shorten it.'
-    case 'worker':
-      return 'requests wait for a worker thread\'s reply: make its task cheaper, or run more workers.'
-    case 'child process':
-      return 'starting a process per request is slow: keep one running and talk to it, or do the work in the server.'
-    case 'fs':
-      return 'read the file once and keep it, or stream it instead of waiting for all of it.'
-    case 'dns':
-      return 'cache the lookup or reuse connections (keep-alive): dns.lookup waits for libuv\'s thread pool.'
-    case 'thread pool':
-      return 'the call waits for a turn in libuv\'s thread pool (4 threads unless UV_THREADPOOL_SIZE says more): fewer such calls, or a bigger pool.'
-    case 'client':
-      return 'requests wait for their own bodies to arrive: slow clients or big uploads, not the server.'
-    default:
-      return 'make what answers it faster, cache its answer, or run it in parallel with the request\'s other work.'
-  }
-}
-
-/**
- * How a backend batches many reads into one.
- * @param {string} type
- */
-function batchHint (type) {
-  switch (type) {
-    case 'redis': return 'One MGET (or a pipeline)'
-    case 'postgres':
-    case 'mysql':
-      return 'One query with WHERE id IN (…) or = ANY($1)'
-    case 'mongodb': return 'One find with { _id: { $in: [...] } }'
-    case 'http': return 'One batched call to the upstream, or Promise.all'
-    default: return 'Batching them into one call, or running them at once with Promise.all,'
-  }
 }

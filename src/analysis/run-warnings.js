@@ -1,5 +1,5 @@
-// What the damaged files of a run cost the diagnosis, in words: a verdict or a list of culprits that rests on data
-// that could not be read must say so, not pass for one that was measured whole.
+// What the damaged files of a run cost the diagnosis, as facts (src/report/words/warnings.js words them): a verdict or
+// a list of culprits that rests on data that could not be read must say so, not pass for one that was measured whole.
 
 /**
  * @typedef {object} RunWarning
@@ -9,17 +9,24 @@
  * @property {number} pid
  * @property {number} threadId
  * @property {string} problem what is wrong with the file
- * @property {string} cost what the diagnosis lacks because of it
  * @property {'verdict' | 'culprits' | 'nothing'} affects the most it may have changed
- * @property {string} message the whole warning in one sentence
+ * @property {Loss} loss what the diagnosis lacks because of it
  */
 
-const WHAT = {
-  events: 'The event log',
-  cpu: 'The CPU profile',
-  heapAllocations: 'The heap allocation samples',
-  heapRetained: 'The heap samples of what stayed alive'
-}
+/**
+ * What a damaged file cost: `thread-lost` (nothing of its thread could be read), `lines-lost` (lines of its event
+ * log; `helloLost`: with them its command line and working directory), `cpu-culprits` (no CPU culprits from it;
+ * `utilizationMisread`: its utilisation is left as libuv misread it under the profiler), `allocation-culprits`,
+ * `retained-culprits`, `leak-culprits-allocated` (the leak's culprits are what it allocated, not what stayed alive),
+ * `none` (nothing, for this verdict: `category` does not blame `blames`).
+ * @typedef {{ kind: 'thread-lost' }
+ *   | { kind: 'lines-lost', lines: number, helloLost: boolean }
+ *   | { kind: 'cpu-culprits', utilizationMisread: boolean }
+ *   | { kind: 'allocation-culprits' }
+ *   | { kind: 'retained-culprits' }
+ *   | { kind: 'leak-culprits-allocated' }
+ *   | { kind: 'none', category: string, blames: 'allocations' | 'what stays alive' }} Loss
+ */
 
 /**
  * @param {import('./run-data.js').RunData} data
@@ -29,19 +36,8 @@ const WHAT = {
 export function runWarnings (data, category) {
   return data.damage.map(d => {
     const t = data.threads.find(x => x.pid === d.pid && x.threadId === d.threadId)
-    const { cost, affects } = costOf(d, t, category)
-    const who = `pid ${d.pid}${d.threadId ? ` thread ${d.threadId}` : ''}`
-    const state = d.problem === 'missing' ? 'is missing' : `is corrupt (${d.problem})`
-    return {
-      file: d.file,
-      kind: d.kind,
-      pid: d.pid,
-      threadId: d.threadId,
-      problem: d.problem,
-      cost,
-      affects,
-      message: `${WHAT[d.kind]} of ${who} (${d.file}) ${state}: ${cost}.`
-    }
+    const { loss, affects } = lossOf(d, t, category)
+    return { file: d.file, kind: d.kind, pid: d.pid, threadId: d.threadId, problem: d.problem, affects, loss }
   })
 }
 
@@ -49,31 +45,29 @@ export function runWarnings (data, category) {
  * @param {import('./run-data.js').RunDamage} d
  * @param {import('./run-data.js').ThreadRecord | undefined} t the thread, when anything of it could be read
  * @param {string} category
- * @returns {{ cost: string, affects: RunWarning['affects'] }}
+ * @returns {{ loss: Loss, affects: RunWarning['affects'] }}
  */
-function costOf (d, t, category) {
+function lossOf (d, t, category) {
   switch (d.kind) {
-    case 'events': {
-      if (t === undefined) return { cost: 'nothing of this thread is in the analysis', affects: 'verdict' }
+    case 'events':
+      if (t === undefined) return { loss: { kind: 'thread-lost' }, affects: 'verdict' }
       // Without its hello, the thread's command line and working directory are unknown: so is where the app's code is.
-      const hello = Object.keys(t.hello).length === 0 ? '; its command line is lost with them, so which files are the app\'s is guessed from the run\'s working directory' : ''
-      return { cost: `what ${d.lines === 1 ? 'that line' : 'those lines'} held (samples, listeners, traced requests…) is missing from the figures${hello}`, affects: 'verdict' }
-    }
+      return { loss: { kind: 'lines-lost', lines: d.lines ?? 0, helloLost: Object.keys(t.hello).length === 0 }, affects: 'verdict' }
     case 'cpu':
       // Without its profile, the thread's utilisation stays as libuv misread it while profiling (profile-utilization.js).
       return t?.clock
-        ? { cost: 'no CPU culprits from it, and its event-loop utilisation is left as libuv misread it under the profiler (too high)', affects: 'verdict' }
-        : { cost: 'no CPU culprits from it', affects: 'culprits' }
+        ? { loss: { kind: 'cpu-culprits', utilizationMisread: true }, affects: 'verdict' }
+        : { loss: { kind: 'cpu-culprits', utilizationMisread: false }, affects: 'culprits' }
     case 'heapAllocations':
-      if (category === 'gc') return { cost: 'no allocation culprits from it', affects: 'culprits' }
-      if (category === 'memory-leak' && !t?.profiles.heapRetained) return { cost: 'no allocation culprits from it', affects: 'culprits' }
-      return { cost: `none for this verdict (${category} does not blame allocations)`, affects: 'nothing' }
+      if (category === 'gc') return { loss: { kind: 'allocation-culprits' }, affects: 'culprits' }
+      if (category === 'memory-leak' && !t?.profiles.heapRetained) return { loss: { kind: 'allocation-culprits' }, affects: 'culprits' }
+      return { loss: { kind: 'none', category, blames: 'allocations' }, affects: 'nothing' }
     case 'heapRetained':
       if (category === 'memory-leak') {
         return t?.profiles.heapAllocations
-          ? { cost: 'the leak\'s culprits are what it allocated, not what stayed alive', affects: 'culprits' }
-          : { cost: 'no culprits of what stays alive from it', affects: 'culprits' }
+          ? { loss: { kind: 'leak-culprits-allocated' }, affects: 'culprits' }
+          : { loss: { kind: 'retained-culprits' }, affects: 'culprits' }
       }
-      return { cost: `none for this verdict (${category} does not blame what stays alive)`, affects: 'nothing' }
+      return { loss: { kind: 'none', category, blames: 'what stays alive' }, affects: 'nothing' }
   }
 }

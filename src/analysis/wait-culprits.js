@@ -1,9 +1,9 @@
 import { isAbsolute, resolve } from 'node:path'
-import { formatMs } from '../report/format.js'
 import { labelAt } from '../profile/function-labels.js'
 import { scriptIndex } from '../profile/script-index.js'
 import { SourceCache } from '../profile/sources.js'
-import { THRESHOLDS, waitCounts } from './rules.js'
+import { THRESHOLDS } from './thresholds.js'
+import { waitLine } from './wait-line.js'
 
 /** @typedef {import('./waits.js').WaitSignal} WaitSignal */
 
@@ -56,8 +56,6 @@ function siteCulprit (w, sources, cwd) {
   const label = name === '(anonymous)'
     ? labelAt(scriptIndex(sources, isAbsolute(w.site.file) ? w.site.file : resolve(cwd, w.site.file)), w.site.line, Math.max(0, w.site.column - 1)) ?? named.label
     : named.label
-  const queued = w.queue && w.queue.msPerWait >= THRESHOLDS.poolQueueMs ? `; ${formatMs(w.queue.msPerWait)} of each is spent queueing before the round trip (${formatMs(w.msPerTrip ?? 0)}) starts` : ''
-  const seq = w.sequential ? `; one after another${w.sequential.loop ? ` from ${w.sequential.loop.file}:${w.sequential.loop.line}` : ''}: batching would save ~${formatMs(w.sequential.savedMs)} a request` : ''
   return {
     function: name,
     ...(label ? { label } : {}),
@@ -67,7 +65,7 @@ function siteCulprit (w, sources, cwd) {
     kind: /\bnode_modules\b/.test(w.site.file) ? 'dependency' : 'app',
     measure: 'waits',
     threads: [{ pid: w.pid, threadId: w.threadId }],
-    reason: `waits on ${w.resource.name}${w.resource.target && !w.resource.name.includes(w.resource.target) ? ` at ${w.resource.target}` : ''}: ${waitCounts(w)}${queued}${seq}`,
+    facts: { kind: 'waits', ...waitLine(w) },
     wait: waitFacts(w, 'wait')
   }
 }
@@ -91,7 +89,7 @@ function poolCulprit (w) {
     kind: 'app',
     measure: 'waits',
     threads: [{ pid: w.pid, threadId: w.threadId }],
-    reason: `creates the pool of connections to ${pool.endpoint} (${[pool.class, pool.limit ? `${pool.limit.key}: ${pool.limit.value}` : null].filter(Boolean).join(', ')}), all ${pool.connections} busy: requests wait ${formatMs(w.queue.msPerWait)} for a connection, then ${formatMs(w.msPerTrip ?? 0)} for ${w.resource.name}`,
+    facts: { kind: 'creates-pool', ...waitLine(w) },
     wait: waitFacts(w, 'pool')
   }
 }

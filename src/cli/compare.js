@@ -9,6 +9,7 @@ import { isDoctorResult, loadResultProblem, readResultFile } from '../load/resul
 import { loadFailure } from '../load/result.js'
 import { formatBytes, formatCount, formatMs, formatPercent, table } from '../report/format.js'
 import { formatChange, openInBrowser, relativeChange, renderCompareReport, runFigures } from '../report/html/index.js'
+import { wordDiagnosis } from '../report/words/diagnosis.js'
 import { readJsonFile } from '../read-json.js'
 import { numberFlag } from './args.js'
 
@@ -36,7 +37,7 @@ export const spec = {
  * @typedef {object} Input
  * @property {string} path
  * @property {import('../load/result.js').LoadResult | null} load
- * @property {import('../analysis/diagnose.js').Diagnosis | null} diagnosis
+ * @property {import('../report/words/diagnosis.js').Diagnosis | null} diagnosis
  * @property {import('../analysis/run-data.js').RunData | null} runData
  */
 
@@ -66,58 +67,9 @@ export async function run ({ values, positionals }, io) {
     io.stdout.write(JSON.stringify({ before: positionals[0], after: positionals[1], warnings, differences, figures: rows, ...(doctor ? { doctor } : {}) }, null, 2) + '\n')
     for (const line of warnings) io.stderr.write(`${line}\n`)
   } else {
-    for (const line of warnings) io.stdout.write(`${line}\n`)
-    if (a.load && b.load) {
-      const fmt = (/** @type {number} */ v, /** @type {string} */ unit) =>
-        unit === 'ms' ? formatMs(v) : unit === 'B/s' ? formatBytes(v, '/s') : formatCount(v)
-      const verdictText = {
-        better: 'better',
-        worse: 'WORSE',
-        same: 'within noise',
-        unknown: 'too few seconds to judge'
-      }
-      io.stdout.write(table([
-        ['', 'before', 'after', 'change', 'verdict'],
-        ...rows.map(r => [
-          r.figure,
-          fmt(r.a, r.unit),
-          fmt(r.b, r.unit),
-          Number.isFinite(r.change) ? `${r.change >= 0 ? '+' : '−'}${Math.abs(r.change * 100).toFixed(1)}%` : r.b > r.a ? 'new' : '',
-          verdictText[r.verdict] + verdictBasis(r)
-        ])
-      ]) + '\n')
-      io.stdout.write(`before: ${positionals[0]} (${a.load.duration} s, ${a.load.connections} connections)\nafter:  ${positionals[1]} (${b.load.duration} s, ${b.load.connections} connections)\n`)
-    } else if (a.load || b.load) {
-      io.stdout.write(`No load figures to compare: ${(a.load ? b : a).path} has no load result (its load came from --on-port).\n`)
-    }
-    if (doctor) {
-      io.stdout.write(`\nDiagnosis (one value per run, no noise estimate)\n${table([
-        ['', 'before', 'after', 'change'],
-        ...doctor.map(r => [r.figure, formatFigure(r.before, r.unit), formatFigure(r.after, r.unit),
-          r.change === null ? (typeof r.before === 'number' && typeof r.after === 'number' && r.before === 0 && r.after !== 0 ? 'new' : '') : formatChange(r.change)])
-      ])}\n`)
-    }
+    writeText(io, positionals, a, b, { warnings, rows, doctor })
   }
-
-  if (reportFile !== undefined) {
-    const label = (/** @type {Input} */ x) => x.path
-    const html = renderCompareReport([
-      { label: label(a), diagnosis: a.diagnosis, runData: a.runData, load: a.load },
-      { label: label(b), diagnosis: b.diagnosis, runData: b.runData, load: b.load }
-    ])
-    try {
-      await mkdir(dirname(resolve(reportFile)), { recursive: true })
-      await writeFile(reportFile, html)
-    } catch (err) {
-      throw new UsageError(`cannot write the report to '${reportFile}': ${/** @type {NodeJS.ErrnoException} */ (err).code ?? err}`)
-    }
-    const shown = relative(process.cwd(), resolve(reportFile))
-    ;(values.json ? io.stderr : io.stdout).write(`Report: ${shown.startsWith('..') ? resolve(reportFile) : shown}\n`)
-    if (values.open) {
-      const opened = await openInBrowser(resolve(reportFile))
-      if (!opened.ok) io.stderr.write(`hotpath compare: could not open a browser (${opened.reason}); open ${resolve(reportFile)} yourself\n`)
-    }
-  }
+  if (reportFile !== undefined) await writeReport(reportFile, a, b, values, io)
 
   // A failed load measured its failures, not the server: no comparison with it passes.
   if (failed.length > 0) return 3
@@ -130,6 +82,76 @@ export async function run ({ values, positionals }, io) {
     }
   }
   return 0
+}
+
+/**
+ * The comparison for a terminal: the load figures with their verdicts, then the doctor's figures of both runs.
+ * @param {import('./main.js').Io} io
+ * @param {string[]} positionals the two inputs as given
+ * @param {Input} a
+ * @param {Input} b
+ * @param {{ warnings: string[], rows: ReturnType<typeof compareResults>, doctor: ReturnType<typeof doctorRows> | null }} found
+ */
+function writeText (io, positionals, a, b, { warnings, rows, doctor }) {
+  for (const line of warnings) io.stdout.write(`${line}\n`)
+  if (a.load && b.load) {
+    const fmt = (/** @type {number} */ v, /** @type {string} */ unit) =>
+      unit === 'ms' ? formatMs(v) : unit === 'B/s' ? formatBytes(v, '/s') : formatCount(v)
+    const verdictText = {
+      better: 'better',
+      worse: 'WORSE',
+      same: 'within noise',
+      unknown: 'too few seconds to judge'
+    }
+    io.stdout.write(table([
+      ['', 'before', 'after', 'change', 'verdict'],
+      ...rows.map(r => [
+        r.figure,
+        fmt(r.a, r.unit),
+        fmt(r.b, r.unit),
+        Number.isFinite(r.change) ? `${r.change >= 0 ? '+' : '−'}${Math.abs(r.change * 100).toFixed(1)}%` : r.b > r.a ? 'new' : '',
+        verdictText[r.verdict] + verdictBasis(r)
+      ])
+    ]) + '\n')
+    io.stdout.write(`before: ${positionals[0]} (${a.load.duration} s, ${a.load.connections} connections)\nafter:  ${positionals[1]} (${b.load.duration} s, ${b.load.connections} connections)\n`)
+  } else if (a.load || b.load) {
+    io.stdout.write(`No load figures to compare: ${(a.load ? b : a).path} has no load result (its load came from --on-port).\n`)
+  }
+  if (doctor) {
+    io.stdout.write(`\nDiagnosis (one value per run, no noise estimate)\n${table([
+      ['', 'before', 'after', 'change'],
+      ...doctor.map(r => [r.figure, formatFigure(r.before, r.unit), formatFigure(r.after, r.unit),
+        r.change === null ? (typeof r.before === 'number' && typeof r.after === 'number' && r.before === 0 && r.after !== 0 ? 'new' : '') : formatChange(r.change)])
+    ])}\n`)
+  }
+}
+
+/**
+ * Writes the HTML report of both runs, and says where.
+ * @param {string} reportFile
+ * @param {Input} a
+ * @param {Input} b
+ * @param {Record<string, unknown>} values
+ * @param {import('./main.js').Io} io
+ */
+async function writeReport (reportFile, a, b, values, io) {
+  const label = (/** @type {Input} */ x) => x.path
+  const html = renderCompareReport([
+    { label: label(a), diagnosis: a.diagnosis, runData: a.runData, load: a.load },
+    { label: label(b), diagnosis: b.diagnosis, runData: b.runData, load: b.load }
+  ])
+  try {
+    await mkdir(dirname(resolve(reportFile)), { recursive: true })
+    await writeFile(reportFile, html)
+  } catch (err) {
+    throw new UsageError(`cannot write the report to '${reportFile}': ${/** @type {NodeJS.ErrnoException} */ (err).code ?? err}`)
+  }
+  const shown = relative(process.cwd(), resolve(reportFile))
+  ;(values.json ? io.stderr : io.stdout).write(`Report: ${shown.startsWith('..') ? resolve(reportFile) : shown}\n`)
+  if (values.open) {
+    const opened = await openInBrowser(resolve(reportFile))
+    if (!opened.ok) io.stderr.write(`hotpath compare: could not open a browser (${opened.reason}); open ${resolve(reportFile)} yourself\n`)
+  }
 }
 
 /**
@@ -177,11 +199,11 @@ async function readInput (path) {
   if (isDir) {
     const runData = readRun(path)
     checkLoad(runData.run.load, join(path, 'run.json'), 'load.')
-    return { path, load: runData.run.load, diagnosis: diagnose(runData), runData }
+    return { path, load: runData.run.load, diagnosis: wordDiagnosis(diagnose(runData)), runData }
   }
   const data = /** @type {any} */ (await readJsonFile(path, 'a hotpath load or doctor result, or a doctor run directory'))
   if (isDoctorResult(data) && Array.isArray(data.evidence)) {
-    const diagnosis = /** @type {import('../analysis/diagnose.js').Diagnosis} */ (data)
+    const diagnosis = /** @type {import('../report/words/diagnosis.js').Diagnosis} */ (data)
     const load = data.load?.hotpath?.shard ? data.load : null
     checkLoad(load, path, 'load.')
     /** @type {import('../analysis/run-data.js').RunData | null} */

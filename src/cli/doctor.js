@@ -4,6 +4,7 @@ import { UsageError } from '../errors.js'
 import { diagnose } from '../analysis/diagnose.js'
 import { readRun } from '../analysis/run-data.js'
 import { formatDiagnosis } from '../report/doctor-text.js'
+import { wordDiagnosis } from '../report/words/diagnosis.js'
 import { openInBrowser, renderReport } from '../report/html/index.js'
 import { numberFlag } from './args.js'
 import { recordFromFlags, TARGET_FLAGS } from './target-run.js'
@@ -48,7 +49,7 @@ export async function run ({ values, positionals, command }, io) {
 
   if (str('analyse') !== undefined) {
     if (command.length > 0) throw new UsageError('give either --analyse <dir> or -- <command>, not both')
-    const diagnosis = diagnose(readRun(/** @type {string} */ (str('analyse'))))
+    const diagnosis = wordDiagnosis(diagnose(readRun(/** @type {string} */ (str('analyse')))))
     return exitCode(diagnosis, await report(diagnosis, jsonFile, values, io))
   }
   if (command.length === 0) throw new UsageError('doctor needs the server command after -- (e.g. hotpath doctor -- node server.js)')
@@ -61,7 +62,7 @@ export async function run ({ values, positionals, command }, io) {
     heapInterval: /** @type {number} */ (numberFlag('heap-interval', str('heap-interval') ?? '262144', { integer: true, allowZero: true }))
   })
   io.stderr.write('Analysing…\n')
-  const diagnosis = diagnose(readRun(runDir))
+  const diagnosis = wordDiagnosis(diagnose(readRun(runDir)))
   const code = exitCode(diagnosis, await report(diagnosis, jsonFile, values, io))
   return code === 130 && record.interruptedBy === 'SIGTERM' ? 143 : code
 }
@@ -71,7 +72,7 @@ export async function run ({ values, positionals, command }, io) {
  * (143 by SIGTERM, told by the caller),
  * 2 when files of the run are damaged and the verdict or its culprits rest on less than was recorded (an input file
  * that is invalid, which one said first), else what --fail-on-problem says.
- * @param {import('../analysis/diagnose.js').Diagnosis} diagnosis
+ * @param {import('../report/words/diagnosis.js').Diagnosis} diagnosis
  * @param {number} code
  */
 function exitCode (diagnosis, code) {
@@ -85,7 +86,7 @@ function exitCode (diagnosis, code) {
 /**
  * Prints the diagnosis (and writes it as JSON), then writes the HTML report — into the run directory unless --report
  * says where — and prints its path last.
- * @param {import('../analysis/diagnose.js').Diagnosis} diagnosis
+ * @param {import('../report/words/diagnosis.js').Diagnosis} diagnosis
  * @param {string | undefined} jsonFile
  * @param {Record<string, unknown>} values
  * @param {import('./main.js').Io} io

@@ -1,7 +1,8 @@
 import { relative } from 'node:path'
 import { culpritShare, formatBytes, formatCount, formatMs, formatPercent, formatValue, table } from './format.js'
+import { wordDiagnosis } from './words/diagnosis.js'
 
-/** @typedef {import('../analysis/diagnose.js').Diagnosis} Diagnosis */
+/** @typedef {import('./words/diagnosis.js').Diagnosis} Diagnosis */
 
 const CATEGORY_TITLE = {
   'target-failed': 'the target failed',
@@ -17,11 +18,12 @@ const CATEGORY_TITLE = {
 /**
  * The doctor's verdict for a terminal: the verdict in one sentence, the code to blame, the evidence, what to do, then
  * the load figures.
- * @param {Diagnosis} d
+ * @param {Diagnosis | import('../analysis/diagnose.js').Diagnosis} diagnosis in words, or as the analysis returned it
  * @param {{ cwd?: string }} [opts]
  * @returns {string}
  */
-export function formatDiagnosis (d, opts = {}) {
+export function formatDiagnosis (diagnosis, opts = {}) {
+  const d = wordDiagnosis(diagnosis)
   const lines = [`hotpath doctor: ${d.category} (${CATEGORY_TITLE[d.category]})${damageNote(d)}`]
   for (const w of d.warnings ?? []) lines.push(`  ! ${warningLine(w, opts.cwd)}`)
   lines.push('', `  ${d.summary}`, '')
@@ -100,7 +102,7 @@ export function damageNote (d) {
 
 /**
  * One warning with its file as the user would type it.
- * @param {import('../analysis/run-warnings.js').RunWarning} w
+ * @param {import('./words/warnings.js').WordedWarning} w
  * @param {string} [cwd]
  */
 export function warningLine (w, cwd) {

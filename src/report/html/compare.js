@@ -2,7 +2,7 @@
 // generator's figures judged against noise), and the main charts in pairs on the same scales.
 import { compareResults } from '../../load/compare.js'
 import { VERSION } from '../../version.js'
-import { CHART_THRESHOLDS, keyFigures, loadTables } from './doctor.js'
+import { CHART_THRESHOLDS, keyFigures, loadTables } from './figures.js'
 import {
   CATEGORY_TITLE, culpritShare, esc, formatBytes, formatCount, formatMs, formatValue, htmlDocument, htmlTable
 } from './page.js'
@@ -14,7 +14,7 @@ import { loadOnlySeries, runSeries } from './series.js'
  * plain load result.
  * @typedef {object} CompareRun
  * @property {string} label what the run is called in the page (e.g. its path)
- * @property {import('../../analysis/diagnose.js').Diagnosis | null} diagnosis
+ * @property {import('../words/diagnosis.js').Diagnosis | null} diagnosis
  * @property {import('../../analysis/run-data.js').RunData | null} runData
  * @property {import('../../load/result.js').LoadResult | null} load
  */

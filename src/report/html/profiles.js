@@ -22,7 +22,7 @@ import { flameData } from '../flame/data.js'
 /** @typedef {{ function: string, file: string, line: number }} Zoom */
 
 /**
- * @param {import('../../analysis/diagnose.js').Diagnosis} diagnosis
+ * @param {import('../words/diagnosis.js').Diagnosis} diagnosis
  * @param {import('../../analysis/run-data.js').RunData} data
  * @returns {ReportProfiles}
  */

@@ -9,7 +9,7 @@
  */
 
 /**
- * @param {import('../../analysis/diagnose.js').Diagnosis | null} d
+ * @param {import('../words/diagnosis.js').Diagnosis | null} d
  * @returns {RunFigure[]}
  */
 export function runFigures (d) {

@@ -1,0 +1,155 @@
+// The culprits the profiles name: the functions that burn the CPU of some threads, or allocate the most in them,
+// from the CPU and heap profiles the probe recorded, as the diagnosis reports them (paths as the target sees them,
+// the threads they were found in, hotpath's own probe left out).
+import { fileURLToPath } from 'node:url'
+import { buildProfile } from '../profile/model.js'
+import { findAllocationCulprits, findCulprits } from '../profile/culprits.js'
+import { displayPath } from './paths.js'
+import { readRunProfile } from './run-data.js'
+
+/** @typedef {import('./culprits.js').Culprit} Culprit */
+/** @typedef {import('./culprits.js').CulpritThread} CulpritThread */
+/** @typedef {import('./run-data.js').ThreadRecord} ThreadRecord */
+
+/**
+ * The CPU culprits of some threads, from one model over their profiles (shares are of their CPU together).
+ * @param {import('./run-data.js').RunData} data
+ * @param {ThreadRecord[]} threads
+ * @param {string} appRoot
+ * @param {string} cwd
+ * @returns {{ culprits: Culprit[], model: import('../profile/model.js').ProfileModel | null }}
+ */
+export function cpuCulprits (data, threads, appRoot, cwd) {
+  /** @type {Map<string, ThreadRecord>} */
+  const byLabel = new Map()
+  const profiles = []
+  for (const t of threads) {
+    const profile = readRunProfile(data, t.profiles.cpu)
+    if (profile === null) continue
+    const label = `pid ${t.pid}${t.threadId ? ` thread ${t.threadId}` : ''}`
+    byLabel.set(label, t)
+    profiles.push({ profile, label })
+  }
+  if (profiles.length === 0) return { culprits: [], model: null }
+  try {
+    const model = buildProfile(profiles.length === 1 ? profiles[0].profile : profiles, { appRoot, sourceMaps: true })
+    const only = profiles.length === 1 ? [threadOf(/** @type {ThreadRecord} */ (byLabel.get(profiles[0].label)))] : []
+    const culprits = findCulprits(model, { limit: 15 })
+      .filter(c => !isOwnFile(c.file))
+      .map(c => toCulprit(c, 'cpu', cwd, c.threads ? threadsByLabel(c.threads, byLabel) : only))
+    return { culprits, model }
+  } catch {
+    return { culprits: [], model: null }
+  }
+}
+
+/**
+ * The allocation culprits of each thread, merged. The CPU model of the same threads tells which app functions a
+ * package runs (see findCulprits' `callProfiles`).
+ * @param {import('./run-data.js').RunData} data
+ * @param {ThreadRecord[]} threads
+ * @param {'heapRetained' | 'heapAllocations'} heapKey
+ * @param {string} appRoot
+ * @param {string} cwd
+ * @param {import('../profile/model.js').ProfileModel | null} cpuModel
+ * @returns {Culprit[]}
+ */
+export function allocationCulprits (data, threads, heapKey, appRoot, cwd, cpuModel) {
+  /** @type {Culprit[][]} */
+  const lists = []
+  for (const t of threads) {
+    const heap = readRunProfile(data, t.profiles[heapKey] ?? t.profiles.heapAllocations)
+    if (!heap) continue
+    try {
+      lists.push(findAllocationCulprits(heap, { appRoot, limit: 15, ...(cpuModel ? { callProfiles: [cpuModel] } : {}) })
+        .filter(c => !isOwnFile(c.file))
+        .map(c => toCulprit(c, 'allocations', cwd, [threadOf(t)])))
+    } catch {}
+  }
+  return mergeLists(lists)
+}
+
+/**
+ * @param {ThreadRecord} t
+ * @returns {CulpritThread}
+ */
+export function threadOf (t) {
+  return { pid: t.pid, threadId: t.threadId }
+}
+
+/**
+ * @param {{ label: string }[]} found a profile culprit's threads, most first
+ * @param {Map<string, ThreadRecord>} byLabel
+ * @returns {CulpritThread[]}
+ */
+function threadsByLabel (found, byLabel) {
+  /** @type {CulpritThread[]} */
+  const out = []
+  for (const { label } of found) {
+    const t = byLabel.get(label)
+    if (t) out.push(threadOf(t))
+  }
+  return out
+}
+
+const OWN = fileURLToPath(new URL('../', import.meta.url))
+
+/**
+ * hotpath's own probe runs inside the target; its frames are never the user's to fix.
+ * @param {string} file
+ */
+function isOwnFile (file) {
+  const path = file.startsWith('file://') ? fileURLToPath(file) : file
+  return path.startsWith(OWN)
+}
+
+/**
+ * @param {any} c a culprit from src/profile
+ * @param {Culprit['measure']} measure
+ * @param {string} cwd
+ * @param {CulpritThread[]} threads
+ * @returns {Culprit}
+ */
+function toCulprit (c, measure, cwd, threads) {
+  return {
+    function: String(c.function || '(anonymous)'),
+    ...(typeof c.label === 'string' && c.label ? { label: c.label } : {}),
+    file: displayPath(String(c.file ?? ''), cwd),
+    line: Number(c.line) || 0,
+    share: Number(c.share) || 0,
+    kind: c.kind,
+    measure,
+    threads,
+    ...(Array.isArray(c.calls) && c.calls.length > 0
+      ? { calls: c.calls.slice(0, 3).map((/** @type {any} */ k) => ({ function: String(k.function || '(anonymous)'), ...(typeof k.label === 'string' && k.label ? { label: k.label } : {}), file: displayPath(String(k.file ?? ''), cwd), line: Number(k.line) || 0, kind: k.kind, share: Number(k.share) || 0 })) }
+      : {})
+  }
+}
+
+/**
+ * Cluster workers run the same code: the same culprit in several threads is one culprit, its share averaged, found in
+ * each of them.
+ * @param {Culprit[][]} lists
+ * @returns {Culprit[]}
+ */
+function mergeLists (lists) {
+  if (lists.length <= 1) return lists[0] ?? []
+  /** @type {Map<string, { culprit: Culprit, total: number, threads: { thread: CulpritThread, share: number }[] }>} */
+  const byKey = new Map()
+  for (const list of lists) {
+    for (const c of list) {
+      const k = `${c.function}|${c.file}|${c.line}`
+      const entry = byKey.get(k) ?? { culprit: c, total: 0, threads: [] }
+      entry.total += c.share
+      for (const thread of c.threads ?? []) entry.threads.push({ thread, share: c.share })
+      byKey.set(k, entry)
+    }
+  }
+  return [...byKey.values()]
+    .map(({ culprit, total, threads }) => ({
+      ...culprit,
+      share: total / lists.length,
+      threads: threads.sort((a, b) => b.share - a.share).map(t => t.thread)
+    }))
+    .sort((a, b) => b.share - a.share)
+}

@@ -1,0 +1,41 @@
+/**
+ * Every threshold the diagnosis uses, in one place (docs/diagnosis.md explains each).
+ */
+export const THRESHOLDS = {
+  /** seconds of the load window the serving threads' samples must cover */
+  minCoverage: 0.5,
+  /** ms: a p99 event-loop delay this long means single tasks hold the loop */
+  delayP99: 100,
+  /** ms of CPU per request that make a request itself a blocking task */
+  cpuPerRequest: 2,
+  /** event-loop utilisation at which CPU per request is judged */
+  busy: 0.7,
+  /** share of the load window the event loop spends paused for garbage collection */
+  gcShare: 0.15,
+  /** t-statistic and fit of the slope of what survives GC */
+  leakT: 3,
+  leakR2: 0.6,
+  /** bytes the heap floor must gain over the window, absolutely and relative to where it started */
+  leakBytes: 5 * 1024 * 1024,
+  leakRatio: 0.1,
+  /** event-loop utilisation under which the loop is mostly waiting */
+  idle: 0.5,
+  /** ms of server time per request for waiting to matter */
+  serverTime: 5,
+  /** share of server time spent on the CPU under which a request is mostly waiting */
+  cpuOfServerTime: 0.1,
+  /** cores a serving process may use and still be called idle (waiting) */
+  waitingCores: 0.5,
+  /** listeners for one event on one emitter */
+  listeners: 100,
+  /** share of the requests' server time spent waiting on one outgoing call for it to be evidence (and, for io, to blame) */
+  waitShare: 0.2,
+  /** cores' worth of CPU used by other processes during the run, above which the figures may be distorted */
+  otherCores: 0.5,
+  /** share of the traced requests' time spent in waits at known lines that shows a server waiting, its loop under busy */
+  waitedShare: 0.5,
+  /** waits per request at one line, one after another, that make an N+1 */
+  sequentialWaits: 3,
+  /** ms a request waits for a pooled connection before its round trip for the pool to be evidence */
+  poolQueueMs: 1
+}

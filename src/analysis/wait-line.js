@@ -1,0 +1,36 @@
+import { THRESHOLDS } from './thresholds.js'
+
+/**
+ * @typedef {object} WaitLine one line where traced requests waited, as the verdict, evidence, culprits and advice cite
+ *   it: unrounded, so that what the report prints from it is what the signal measured
+ * @property {{ file: string, line: number }} site
+ * @property {{ type: string, name: string, target: string }} resource what they wait on there
+ * @property {number} share of the traced requests' time on the server
+ * @property {number} perRequest waits there per request (round trips, for a socket)
+ * @property {number} msPerWait
+ * @property {number | null} msPerTrip the round trip on the wire, for a client socket
+ * @property {import('./waits.js').WaitSignal['sequential']} sequential
+ * @property {import('./waits.js').WaitSignal['parallel']} parallel
+ * @property {{ msPerWait: number } | null} queue the time each wait spends queueing for a pooled connection, when it
+ *   reaches THRESHOLDS.poolQueueMs (less is not told)
+ * @property {import('./waits.js').WaitSignal['pool']} pool
+ */
+
+/**
+ * @param {import('./waits.js').WaitSignal} w
+ * @returns {WaitLine}
+ */
+export function waitLine (w) {
+  return {
+    site: { file: w.site.file, line: w.site.line },
+    resource: { type: w.resource.type, name: w.resource.name, target: w.resource.target },
+    share: w.share,
+    perRequest: w.perRequest,
+    msPerWait: w.msPerWait,
+    msPerTrip: w.msPerTrip,
+    sequential: w.sequential,
+    parallel: w.parallel,
+    queue: w.queue && w.queue.msPerWait >= THRESHOLDS.poolQueueMs ? { msPerWait: w.queue.msPerWait } : null,
+    pool: w.pool
+  }
+}

@@ -1,0 +1,148 @@
+import { formatBytes, formatMs } from '../format.js'
+
+/** @typedef {import('../../analysis/recommendations.js').Advice} Advice */
+/** @typedef {import('../../analysis/recommendations.js').CodeAt} CodeAt */
+/** @typedef {import('../../analysis/wait-line.js').WaitLine} WaitLine */
+
+/**
+ * A recommendation as a person reads it, from its facts.
+ * @param {Advice} a
+ * @returns {string}
+ */
+export function adviceText (a) {
+  switch (a.kind) {
+    case 'make-cheaper': return `Make ${where(a.culprit)} cheaper or move it off the request path: it is the hottest code while the loop is blocked.`
+    case 'move-cpu-work': return 'Move CPU-heavy work (hashing, compression, big JSON, templating) to worker threads, or cache its result; prefer the async crypto and zlib APIs over the *Sync ones.'
+    case 'profile': return `See where the time goes: hotpath flame -- ${a.command}`
+    case 'pool-too-small':
+    case 'n-plus-one':
+    case 'parallel-round-trips':
+    case 'slow-wait':
+      return waitAdviceText(a.kind, a.wait)
+    case 'slow-outgoing':
+      return `Requests spend ${Math.round(a.share * 100)}% of their time waiting on ${a.target} (${formatMs(a.meanMs)} a call${a.perRequest >= 1.05 ? `, ${a.perRequest.toFixed(1)} calls a request` : ''})${a.site ? `, called at ${a.site.file}:${a.site.line}` : ''}: cache its answers, make the upstream faster, or call it in parallel with the other work of the request.`
+    case 'find-waits': return 'Find what requests wait for: outgoing HTTP calls, database queries, file reads. Time them, cache what can be cached, and run independent calls in parallel.'
+    case 'agent-queue': return `Outgoing requests queue in ${a.agent}: raise its maxSockets (now ${a.maxSockets}) or use a keep-alive agent sized for the concurrency you need; ${a.maxQueued} requests waited for a socket.`
+    case 'check-pool-sizes': return 'Check the connection pool sizes of database and HTTP clients against the concurrency you serve.'
+    case 'scavenges': return 'Most GC time is scavenges of short-lived objects: allocate less per request (reuse buffers, avoid intermediate arrays and copies), or give the young generation more room with node --max-semi-space-size=64 (MB; try 32–128).'
+    case 'heap-near-limit': return `The heap is at ${formatBytes(a.heapUsed)} of a ${formatBytes(a.heapLimit)} limit: raise it with node --max-old-space-size=<MB>, and keep less data alive.`
+    case 'old-generation': return 'Most GC time is spent on the old generation: keep fewer long-lived objects (caches, buffers held across requests).'
+    case 'allocates-most': return `Start with ${where(a.culprit)}: it allocates the most.`
+    case 'keeps-alive': return `Look at what ${where(a.culprit)} keeps alive: it allocates the most of what stays on the heap.`
+    case 'growing-collections': return 'Look for collections that only grow: module-level arrays, Maps and caches without eviction, listeners added per request, timers and promises never settled. Bound caches (an LRU) and remove listeners you add.'
+    case 'heap-snapshots': return `Take heap snapshots a minute apart and compare them in Chrome DevTools (node --inspect ${a.args}).`
+    case 'worker-pool-busy':
+      return `The worker threads are ${Math.round(a.utilization * 100)}% busy and requests wait for them: give the pool as many threads as there are cores, or make each task cheaper${a.task ? ` — ${where(a.task)} takes ${Math.round(a.task.share * 100)}% of their CPU` : ''}.`
+    case 'one-core-busy': return 'The load keeps one core busy: to serve more, run one process per core (node:cluster or a process manager) behind the same port.'
+    case 'one-core-hotspot': return `If you need more from one core, ${where(a.culprit)} takes ${Math.round(a.share * 100)}% of the CPU.`
+    case 'compare-runs': return 'Compare before and after a change with hotpath load --json -o before.json, then hotpath compare before.json after.json.'
+    case 'load-longer': return 'Load the server for longer (-d 20) or at a path that does real work (--path /api/...), and check that it answers requests (hotpath load shows status codes).'
+    case 'listener-leak':
+      return `${a.count.toLocaleString('en-US')} listeners for '${a.event}' were added to one ${a.emitter}${a.site ? ` at ${a.site.file}:${a.site.line}` : ''}: the code adds a listener per request and never removes it, so every emit runs all of them. Add it once (or use once()), and do not raise defaultMaxListeners to hide the warning.`
+    case 'long-task': return `One task held the loop for ${formatMs(a.delayMaxMs)}: look for synchronous I/O (fs.*Sync, require() inside handlers) and unbounded loops.`
+    case 'fix-target-error':
+      return `Fix what stopped the target first: ${a.error.message}${a.error.at ? `, thrown at ${a.error.at.file}:${a.error.at.line}` : ''}. Its last lines of stderr are in the run (${a.stderrLines} kept).`
+    case 'find-why-target-stopped': return 'Find why the target stopped: its last lines of stderr are above; run it without hotpath to see it fail the same way.'
+    case 'fix-on-port': return `Run the --on-port command yourself, with PORT set to the server's port, and make it exit 0: ${a.command}`
+    case 'load-a-2xx-path': return 'Load a path the server answers with 2xx (--path /api/...), with the method, headers and body it expects (-m, -H, -b), and check it with hotpath load first.'
+    case 'record-again': return `Record the run again for a diagnosis that rests on everything it measured: hotpath doctor -- ${a.command || '<command>'}`
+  }
+}
+
+/**
+ * `handler (app.js:12)`: a culprit as advice names it.
+ * @param {CodeAt} c
+ */
+function where (c) {
+  return `${c.label ?? c.function} (${c.file}:${c.line})`
+}
+
+/**
+ * What to do about a line where requests wait: a pool too small, an N+1, round trips at once, a slow call.
+ * @param {'pool-too-small' | 'n-plus-one' | 'parallel-round-trips' | 'slow-wait'} kind
+ * @param {WaitLine} w
+ */
+function waitAdviceText (kind, w) {
+  const at = `${w.site.file}:${w.site.line}`
+  if (kind === 'pool-too-small' && w.queue && w.pool) {
+    const made = w.pool.site ? ` created at ${w.pool.site.file}:${w.pool.site.line}${w.pool.limit ? ` with ${w.pool.limit.key}: ${w.pool.limit.value}` : ''}` : ''
+    const call = callWord(w.resource.type)
+    return `Requests wait ${formatMs(w.queue.msPerWait)} for one of the ${w.pool.connections} connections to ${w.pool.endpoint} before their ${call} at ${at} even starts (it takes ${formatMs(w.msPerTrip ?? 0)}): the pool${made} is too small for the concurrency you serve. Raise its limit (and the backend's connection limit with it), or make each ${call} shorter.`
+  }
+  if (kind === 'n-plus-one' && w.sequential) {
+    const loop = w.sequential.loop !== null && `${w.sequential.loop.file}:${w.sequential.loop.line}` !== at ? `, called in a loop at ${w.sequential.loop.file}:${w.sequential.loop.line}` : ''
+    return `Each request waits ${Math.round(w.sequential.perRequest)} times one after another at ${at} (${w.resource.name}, ${formatMs(w.msPerWait)} each)${loop}: an N+1. ${batchHint(w.resource.type)} would save ~${formatMs(w.sequential.savedMs)} a request.`
+  }
+  if (kind === 'parallel-round-trips') {
+    return `Each request makes ${Math.round(w.perRequest)} round trips at once at ${at} (${w.resource.name}): ${batchHint(w.resource.type)} would make it one.`
+  }
+  return `Requests spend ${Math.round(w.share * 100)}% of their time at ${at} waiting on ${w.resource.name} (${formatMs(w.msPerWait)} each): ${remedy(w.resource.type)}`
+}
+
+/**
+ * What one operation on this kind of backend is called.
+ * @param {string} type
+ */
+function callWord (type) {
+  switch (type) {
+    case 'postgres':
+    case 'mysql':
+    case 'mongodb':
+      return 'query'
+    case 'redis':
+    case 'memcached':
+      return 'command'
+    case 'http': return 'request'
+    default: return 'round trip'
+  }
+}
+
+/**
+ * What usually shortens a wait on this kind of thing.
+ * @param {string} type
+ */
+function remedy (type) {
+  switch (type) {
+    case 'postgres':
+    case 'mysql':
+    case 'mongodb':
+      return 'make the query faster (an index, a smaller result), cache its answer, or run it in parallel with the request\'s other work.'
+    case 'redis':
+    case 'memcached':
+      return 'fetch it together with the request\'s other keys, or keep a short-lived copy in the process.'
+    case 'http':
+      return 'cache its answers, make the upstream faster, or call it in parallel with the request\'s other work.'
+    case 'timer':
+      return 'every request waits for this timer: remove it, or shorten it.'
+    case 'worker':
+      return 'requests wait for a worker thread\'s reply: make its task cheaper, or run more workers.'
+    case 'child process':
+      return 'starting a process per request is slow: keep one running and talk to it, or do the work in the server.'
+    case 'fs':
+      return 'read the file once and keep it, or stream it instead of waiting for all of it.'
+    case 'dns':
+      return 'cache the lookup or reuse connections (keep-alive): dns.lookup waits for libuv\'s thread pool.'
+    case 'thread pool':
+      return 'the call waits for a turn in libuv\'s thread pool (4 threads unless UV_THREADPOOL_SIZE says more): fewer such calls, or a bigger pool.'
+    case 'client':
+      return 'requests wait for their own bodies to arrive: slow clients or big uploads, not the server.'
+    default:
+      return 'make what answers it faster, cache its answer, or run it in parallel with the request\'s other work.'
+  }
+}
+
+/**
+ * How a backend batches many reads into one.
+ * @param {string} type
+ */
+function batchHint (type) {
+  switch (type) {
+    case 'redis': return 'One MGET (or a pipeline)'
+    case 'postgres':
+    case 'mysql':
+      return 'One query with WHERE id IN (…) or = ANY($1)'
+    case 'mongodb': return 'One find with { _id: { $in: [...] } }'
+    case 'http': return 'One batched call to the upstream, or Promise.all'
+    default: return 'Batching them into one call, or running them at once with Promise.all,'
+  }
+}

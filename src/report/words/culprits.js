@@ -1,0 +1,27 @@
+import { formatMs } from '../format.js'
+import { waitCounts } from './waits.js'
+
+/**
+ * Why a culprit is blamed, in words, from its facts.
+ * @param {import('../../analysis/culprits.js').CulpritFacts} f
+ * @returns {string}
+ */
+export function culpritReason (f) {
+  switch (f.kind) {
+    case 'adds-listener':
+      return `adds a listener for '${f.event}' to ${f.emitter} on every request (${f.count.toLocaleString('en-US')} by the end of the load); each emit runs them all`
+    case 'outgoing-calls':
+      return `waits on ${f.target}: ${f.calls.toLocaleString('en-US')} calls, ${formatMs(f.meanMs)} each on average (max ${formatMs(f.maxMs)})${f.failed > 0 ? `, ${f.failed.toLocaleString('en-US')} failed` : ''}`
+    case 'waits': {
+      const queued = f.queue ? `; ${formatMs(f.queue.msPerWait)} of each is spent queueing before the round trip (${formatMs(f.msPerTrip ?? 0)}) starts` : ''
+      const seq = f.sequential ? `; one after another${f.sequential.loop ? ` from ${f.sequential.loop.file}:${f.sequential.loop.line}` : ''}: batching would save ~${formatMs(f.sequential.savedMs)} a request` : ''
+      const at = f.resource.target && !f.resource.name.includes(f.resource.target) ? ` at ${f.resource.target}` : ''
+      return `waits on ${f.resource.name}${at}: ${waitCounts(f)}${queued}${seq}`
+    }
+    case 'creates-pool': {
+      const pool = /** @type {NonNullable<typeof f.pool>} */ (f.pool)
+      const limit = [pool.class, pool.limit ? `${pool.limit.key}: ${pool.limit.value}` : null].filter(Boolean).join(', ')
+      return `creates the pool of connections to ${pool.endpoint} (${limit}), all ${pool.connections} busy: requests wait ${formatMs(f.queue?.msPerWait ?? 0)} for a connection, then ${formatMs(f.msPerTrip ?? 0)} for ${f.resource.name}`
+    }
+  }
+}

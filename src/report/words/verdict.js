@@ -1,0 +1,65 @@
+import { formatBytes, formatMs, formatPercent } from '../format.js'
+import { topWaitSentence } from './waits.js'
+
+/** @typedef {import('../../analysis/rules.js').VerdictFacts} VerdictFacts */
+
+/**
+ * The verdict in a sentence or two, from the facts it rests on.
+ * @param {VerdictFacts} f
+ * @returns {string}
+ */
+export function verdictSummary (f) {
+  const busy = f.otherCores !== null
+    ? ` Other processes used ${f.otherCores.toFixed(1)} cores during the run, so this may be the machine rather than the server: run again on a quiet one.`
+    : ''
+  return ruleSentence(f) + busy
+}
+
+/**
+ * @param {import('../../analysis/rules.js').RuleFacts} f
+ * @returns {string}
+ */
+function ruleSentence (f) {
+  switch (f.kind) {
+    case 'short-coverage':
+      return `Not enough data: the probe's samples cover only ${f.coverage.toFixed(2)} s of the load (at least ${f.minCoverage} s are needed); run the load longer.`
+    case 'no-requests':
+      return 'Not enough data: the server finished no request during the load, and its event loop was not blocked.'
+    case 'leak': {
+      const perRequest = f.bytesPerRequest !== null ? ` (about ${formatBytes(f.bytesPerRequest)} per request)` : ''
+      return `Memory is leaking: what survives garbage collection grows by ${formatBytes(f.bytesPerSecond, '/s')}${perRequest} and never comes back down — ${formatBytes(f.growth)} over the ${f.seconds.toFixed(0)} s of load.`
+    }
+    case 'gc':
+      return `Garbage collection is slowing the server: ${formatPercent(f.share, 0)} of the time goes to GC pauses` +
+        (f.dominant ? `, mostly ${f.dominant === 'scavenge' ? 'scavenges of short-lived objects (young generation)' : `${f.dominant} collections of the old generation`}` : '') + '.'
+    case 'no-request-finished':
+      return `The event loop is blocked: no request finished during the load and the loop was held for up to ${formatMs(f.delayMaxMs)} at a time.`
+    case 'cpu-per-request':
+      return `The event loop is blocked: each request holds it for ${formatMs(f.cpuPerRequestMs)} of CPU, so requests queue behind each other (event-loop delay p99 ${formatMs(f.delayP99Ms)}).`
+    case 'long-tasks':
+      return `The event loop is blocked: single tasks hold it for up to ${formatMs(f.delayMaxMs)} (p99 ${formatMs(f.delayP99Ms)}), though requests cost only ${formatMs(f.cpuPerRequestMs)} of CPU each — look for synchronous I/O or occasional heavy work.`
+    case 'waiting':
+      return `The server is waiting on I/O: requests take ${formatMs(f.serverTimeMs)} on the server but only ${formatMs(f.cpuPerRequestMs)} of CPU, and the event loop is idle ${formatPercent(f.idle, 0)} of the time.` +
+        (f.topWait ? topWaitSentence(f.topWait) : '') +
+        (f.agent ? ` Outgoing requests queued for a free socket in ${f.agent.agent} (maxSockets ${f.agent.maxSockets}).` : '')
+    case 'healthy':
+      return `No problem found: ${Math.round(f.requestsPerSecond).toLocaleString('en-US')} requests/s at ${formatMs(f.cpuPerRequestMs)} of CPU each, event-loop delay p99 ${formatMs(f.delayP99Ms)}` +
+        (f.busy ? '; the load keeps the CPU busy without blocking the event loop.' : '.')
+  }
+}
+
+/**
+ * The headline of a run that failed: what happened first, then what the figures said until then.
+ * @param {import('../../analysis/run-failure.js').RunFailure} f
+ * @param {{ category: string, summary: string }} measured
+ */
+export function failureSummary (f, measured) {
+  const when = f.at !== null ? `, ${f.at} s into the load` : ''
+  const error = f.error ? `: ${f.error.message}${f.error.at ? ` (at ${f.error.at.file}:${f.error.at.line})` : ''}` : ''
+  const head = f.category === 'target-failed'
+    ? `The run did not measure the server: ${f.what}${when}${error}.`
+    : `The run did not measure the server: ${f.what}.`
+  return measured.category === 'insufficient-data' || measured.category === 'healthy'
+    ? head
+    : `${head} Until then, the figures said ${measured.category}: ${measured.summary}`
+}

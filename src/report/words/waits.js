@@ -1,0 +1,27 @@
+import { formatMs, formatPercent } from '../format.js'
+
+/** @typedef {import('../../analysis/wait-line.js').WaitLine} WaitLine */
+
+/**
+ * `1 round trip a request, 14.2 ms each` / `20 one after another a request, 1.98 ms each`.
+ * @param {WaitLine} w
+ */
+export function waitCounts (w) {
+  const n = w.perRequest
+  const noun = w.msPerTrip !== null ? (Math.abs(n - 1) < 0.05 ? 'round trip' : 'round trips') : (Math.abs(n - 1) < 0.05 ? 'wait' : 'waits')
+  const count = n >= 10 ? Math.round(n).toString() : n.toFixed(1).replace(/\.0$/, '')
+  const how = w.sequential ? ' one after another' : w.parallel ? ' at once' : ''
+  return `${count} ${noun}${how} a request, ${formatMs(w.msPerWait)} each`
+}
+
+/**
+ * ` Most of it (64%) is spent at app.js:12 waiting on postgres SELECT … (…), 80% of it queueing for one of the 10
+ * connections of the pool created at db.js:3.` — where the requests wait most, in the verdict.
+ * @param {WaitLine} w
+ */
+export function topWaitSentence (w) {
+  const queued = w.queue && w.pool
+    ? `, ${formatPercent(w.queue.msPerWait / Math.max(w.msPerWait, 1e-9), 0)} of it queueing for one of the ${w.pool.connections} connections ${w.pool.site ? `of the pool created at ${w.pool.site.file}:${w.pool.site.line}` : `to ${w.pool.endpoint}`}`
+    : ''
+  return ` Most of it (${formatPercent(w.share, 0)}) is spent at ${w.site.file}:${w.site.line} waiting on ${w.resource.name} (${waitCounts(w)})${queued}.`
+}

@@ -1,0 +1,156 @@
+// The analysis returns facts and the report words them: the rules are tested on the facts of runs written here
+// (every sample known exactly), and the JSON is checked to carry, next to each sentence, the numbers it shows.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtemp, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { diagnose } from '../src/analysis/diagnose.js'
+import { readRun } from '../src/analysis/run-data.js'
+import { formatMs } from '../src/report/format.js'
+import { wordDiagnosis } from '../src/report/words/diagnosis.js'
+import { hotpath } from './helpers/cli.js'
+
+const PID = 4242
+const PORT = 3999
+
+/**
+ * A two-second load window sampled every 10 ms, as the probe writes it.
+ * @param {{ delayP99?: number, delayMax?: number, utilization?: number, cpuMs?: number, finished?: number }} s per
+ *   sample: event-loop delay (ms), utilisation, CPU (ms) and requests finished
+ * @returns {Promise<string>} the run directory
+ */
+async function writeRun ({ delayP99 = 0, delayMax = delayP99, utilization = 0.3, cpuMs = 1, finished = 10 } = {}) {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-facts-'))
+  const t0 = 1_800_000_000_000
+  /** @type {object[]} */
+  const events = [
+    { type: 'hello', time: t0 - 50, pid: PID, ppid: 1, threadId: 0, argv: ['node', 'server.js'], execArgv: [], cwd: dir, node: process.version, heapLimit: 4e9, role: 'main', interval: 10 },
+    { type: 'listening', time: t0 - 40, port: PORT, address: '127.0.0.1' },
+    { type: 'load-start', time: t0 }
+  ]
+  for (let k = 0; k <= 200; k++) {
+    events.push({
+      type: 'sample',
+      time: t0 + 10 * k,
+      interval: 10,
+      delay: { min: 0, mean: delayP99 / 2, p50: delayP99 / 2, p90: delayP99, p99: delayP99, max: delayMax },
+      utilization,
+      cpu: { user: cpuMs * 0.8, system: cpuMs * 0.2 },
+      memory: { rss: 60e6, heapUsed: 10e6, heapTotal: 20e6, external: 1e6, arrayBuffers: 1e5 },
+      gc: { count: 0, duration: 0, byKind: {} },
+      requests: [{ port: PORT, started: finished, finished, inflight: 1 }]
+    })
+  }
+  events.push({ type: 'load-stop', time: t0 + 2000 })
+  await writeFile(join(dir, `events-${PID}-0.ndjson`), events.map(e => JSON.stringify(e)).join('\n') + '\n')
+  await writeFile(join(dir, 'run.json'), JSON.stringify({
+    kind: 'hotpath-run',
+    version: '0.1.0',
+    command: ['node', 'server.js'],
+    cwd: dir,
+    startedAt: t0 - 100,
+    listening: { pid: PID, port: PORT, host: '127.0.0.1', tls: false },
+    url: `http://127.0.0.1:${PORT}/`,
+    loadWindow: { start: t0, end: t0 + 2000 }
+  }))
+  return dir
+}
+
+/**
+ * @param {import('../src/analysis/diagnose.js').Diagnosis} d
+ * @param {string} signal
+ */
+function row (d, signal) {
+  const e = d.evidence.find(x => x.signal === signal)
+  assert.ok(e, `evidence ${signal}`)
+  return e
+}
+
+test('a server that serves quickly at low CPU: healthy, with the figures its summary cites', async () => {
+  const d = diagnose(readRun(await writeRun()))
+  assert.equal(d.category, 'healthy')
+  const f = d.measured.facts
+  assert.equal(f.kind, 'healthy')
+  if (f.kind !== 'healthy') return
+  assert.ok(Math.abs(f.requestsPerSecond - 1000) < 20, `req/s ${f.requestsPerSecond}`)
+  assert.ok(Math.abs(f.cpuPerRequestMs - 0.1) < 0.01, `CPU per request ${f.cpuPerRequestMs}`)
+  assert.equal(f.busy, false)
+  assert.equal(f.otherCores, null)
+  assert.equal(row(d, 'event-loop-delay-p99').state, 'ok')
+  assert.equal(row(d, 'event-loop-utilization').state, 'mostly-idle')
+  assert.equal(row(d, 'cpu-per-request').state, 'ok')
+  const rps = row(d, 'requests-per-second')
+  assert.equal(rps.state, 'measured')
+  assert.ok(rps.facts.finished >= 1990 && rps.facts.finished <= 2010, `finished ${rps.facts.finished}`)
+  assert.ok(d.evidence.every(e => !e.decisive), 'nothing decided a healthy verdict')
+  assert.deepEqual(d.recommendations.map(r => r.kind), ['compare-runs'])
+  const words = wordDiagnosis(d)
+  assert.match(words.summary, new RegExp(`${formatMs(f.cpuPerRequestMs)} of CPU each`))
+})
+
+test('single tasks that hold the loop for over a second: event-loop, long tasks, and advice about them', async () => {
+  const d = diagnose(readRun(await writeRun({ delayP99: 250, delayMax: 1500 })))
+  assert.equal(d.category, 'event-loop')
+  const f = d.measured.facts
+  assert.equal(f.kind, 'long-tasks')
+  if (f.kind !== 'long-tasks') return
+  assert.ok(f.delayMaxMs >= 1500 && f.delayP99Ms >= 100, `max ${f.delayMaxMs}, p99 ${f.delayP99Ms}`)
+  assert.ok(f.cpuPerRequestMs < 2)
+  const p99 = row(d, 'event-loop-delay-p99')
+  assert.equal(p99.state, 'blocked')
+  assert.equal(p99.threshold, 100)
+  assert.equal(p99.decisive, true)
+  assert.equal(row(d, 'event-loop-delay-max').state, 'blocked-over-a-second')
+  assert.equal(d.evidence[0].decisive, true, 'decisive rows come first')
+  assert.deepEqual(d.recommendations.map(r => r.kind), ['move-cpu-work', 'profile', 'long-task'])
+  const long = d.recommendations.find(r => r.kind === 'long-task')
+  assert.equal(long?.kind === 'long-task' && long.delayMaxMs, f.delayMaxMs)
+  const profile = d.recommendations.find(r => r.kind === 'profile')
+  assert.equal(profile?.kind === 'profile' && profile.command, 'node server.js')
+  const words = wordDiagnosis(d)
+  assert.match(words.summary, new RegExp(`up to ${formatMs(f.delayMaxMs)} \\(p99 ${formatMs(f.delayP99Ms)}\\)`))
+  assert.match(words.recommendations[2], new RegExp(`held the loop for ${formatMs(f.delayMaxMs)}`))
+})
+
+test('a request that costs 5 ms of CPU on a busy loop: event-loop, cpu-per-request', async () => {
+  const d = diagnose(readRun(await writeRun({ delayP99: 20, utilization: 0.95, cpuMs: 9.5, finished: 2 })))
+  assert.equal(d.category, 'event-loop')
+  const f = d.measured.facts
+  assert.equal(f.kind, 'cpu-per-request')
+  if (f.kind !== 'cpu-per-request') return
+  assert.ok(Math.abs(f.cpuPerRequestMs - 4.75) < 0.1, `CPU per request ${f.cpuPerRequestMs}`)
+  const cpu = row(d, 'cpu-per-request')
+  assert.equal(cpu.state, 'high')
+  assert.equal(cpu.decisive, true)
+  assert.equal(row(d, 'event-loop-utilization').state, 'busy')
+})
+
+test('no request finished and the loop never blocked: not enough data', async () => {
+  const d = diagnose(readRun(await writeRun({ finished: 0 })))
+  assert.equal(d.category, 'insufficient-data')
+  assert.equal(d.measured.facts.kind, 'no-requests')
+  assert.deepEqual(d.culprits, [])
+  assert.deepEqual(d.recommendations.map(r => r.kind), ['load-longer'])
+})
+
+test('the JSON of doctor keeps its sentences and carries the facts they are made from', async () => {
+  const dir = await writeRun({ delayP99: 250, delayMax: 1500 })
+  const r = await hotpath(['doctor', '--analyse', dir, '--json', '-', '--report', join(dir, 'r.html')])
+  assert.equal(r.code, 0, r.stderr)
+  const d = JSON.parse(r.stdout)
+  assert.equal(d.category, 'event-loop')
+  assert.equal(typeof d.summary, 'string')
+  assert.equal(d.measured.summary, d.summary)
+  assert.equal(d.measured.facts.kind, 'long-tasks')
+  assert.deepEqual(d.facts.summary, d.measured.facts)
+  assert.equal(d.recommendations.length, d.facts.recommendations.length)
+  assert.ok(d.recommendations.every((/** @type {unknown} */ t) => typeof t === 'string'))
+  for (const e of d.evidence) {
+    for (const k of ['signal', 'label', 'verdict', 'state']) assert.equal(typeof e[k], 'string', `${e.signal}.${k}`)
+    assert.equal(typeof e.value, 'number')
+    assert.equal(typeof e.facts, 'object')
+  }
+  const rps = d.evidence.find((/** @type {any} */ e) => e.signal === 'requests-per-second')
+  assert.equal(rps.verdict, `${rps.facts.finished.toLocaleString('en-US')} in ${rps.facts.seconds.toFixed(1)} s`)
+})
