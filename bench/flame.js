@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { load } from '../src/index.js'
-import { writeProfileFiles } from '../src/profile/write-files.js'
+import { writeProfileFiles } from '../src/cli/flame-files.js'
 import { browserSkip, launchBrowser } from '../test/helpers/browser.js'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))

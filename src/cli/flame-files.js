@@ -1,13 +1,14 @@
 // Turns captured profiles into the files a user opens: the flame graph page, pprof, collapsed stacks and (for live
 // captures) the .cpuprofile of each process. `hotpath flame --from` and the live `hotpath flame -- <command>` both end
-// here, so both write the same things the same way.
+// here, so both write the same things the same way. It lives with the command, above both layers it composes: the
+// profile layer's model, culprits and formats, and the report layer's page.
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
+import { collapsedChunks } from '../profile/collapsed.js'
+import { findCulprits } from '../profile/culprits.js'
+import { buildHeapProfile, buildProfile } from '../profile/model.js'
+import { modelToPprof } from '../profile/pprof.js'
 import { flameHtmlChunks } from '../report/flame/html.js'
-import { collapsedChunks } from './collapsed.js'
-import { findCulprits } from './culprits.js'
-import { buildHeapProfile, buildProfile } from './model.js'
-import { modelToPprof } from './pprof.js'
 
 /**
  * @typedef {object} WrittenFile
@@ -27,10 +28,10 @@ import { modelToPprof } from './pprof.js'
  */
 
 /**
- * @param {{ type: 'cpu', profiles: import('./model.js').LabelledProfile[] } | { type: 'heap', profile: import('./cpuprofile.js').SamplingHeapProfile }} captured
+ * @param {{ type: 'cpu', profiles: import('../profile/model.js').LabelledProfile[] } | { type: 'heap', profile: import('../profile/cpuprofile.js').SamplingHeapProfile }} captured
  *   CPU profiles (one per process or thread; labels matter only when there are several), or one heap profile
  * @param {WriteOptions} opts
- * @returns {Promise<{ files: WrittenFile[], model: import('./model.js').ProfileModel, culprits: import('./culprits.js').Culprit[] }>}
+ * @returns {Promise<{ files: WrittenFile[], model: import('../profile/model.js').ProfileModel, culprits: import('../profile/culprits.js').Culprit[] }>}
  */
 export async function writeProfileFiles (captured, opts) {
   const modelOpts = { appRoot: opts.appRoot, sourceMaps: opts.sourceMaps }
