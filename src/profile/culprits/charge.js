@@ -1,0 +1,100 @@
+// The first stage: every sample charged to its owner, the function the user can change. Time spent in a package, in
+// Node.js or in the engine goes to the nearest app function that called it; without an app frame on the stack, to the
+// nearest package frame, then the nearest Node.js frame. Engine-only stacks ((program), (garbage collector)) are
+// nobody's.
+
+const OWNER_KINDS = /** @type {const} */ (['app', 'dependency', 'node'])
+
+/**
+ * What the samples charged to one function add up to.
+ * @typedef {object} Owner
+ * @property {number} charged
+ * @property {number} own what the samples in the owner itself took
+ * @property {Map<number, number>} lines
+ * @property {Map<number, number>} calls the owner's callee frame on the way → value
+ * @property {Map<number, number>} threads
+ */
+
+/**
+ * Where a stack without an app frame goes instead of its nearest package or Node.js frame (see dispatch.js).
+ * @typedef {(node: number, owner: number) => { owner: number, via: number } | null} Redirect
+ */
+
+/**
+ * For each node, the nearest ancestor-or-self of each owner kind, and which of that owner's children leads there.
+ * @param {import('../model.js').ProfileModel} model
+ * @returns {{ near: Int32Array[], via: Int32Array[] }} indexed like OWNER_KINDS: [0] app, [1] package, [2] Node.js
+ */
+export function nearestOwners (model) {
+  const { nodes, frames } = model
+  const n = nodes.length
+  const near = OWNER_KINDS.map(() => new Int32Array(n).fill(-1))
+  const via = OWNER_KINDS.map(() => new Int32Array(n).fill(-1))
+  for (let i = 0; i < n; i++) {
+    const node = nodes[i]
+    const kind = frames[node.frame].kind
+    const p = node.parent
+    for (let k = 0; k < OWNER_KINDS.length; k++) {
+      if (kind === OWNER_KINDS[k]) {
+        near[k][i] = i
+      } else if (p >= 0) {
+        near[k][i] = near[k][p]
+        via[k][i] = near[k][p] === p ? i : via[k][p]
+      }
+    }
+  }
+  return { near, via }
+}
+
+/**
+ * For a model of several profiles: the index in `model.threads` of the profile each node belongs to.
+ * @param {import('../model.js').ProfileModel} model
+ * @returns {Int32Array | null}
+ */
+export function threadsOf (model) {
+  if (!model.threads) return null
+  const { nodes } = model
+  const of = new Int32Array(nodes.length).fill(-1)
+  model.threads.forEach((t, i) => { if (t.node > 0 && t.node < nodes.length) of[t.node] = i })
+  for (let i = 1; i < nodes.length; i++) if (of[i] === -1 && nodes[i].parent > 0) of[i] = of[nodes[i].parent]
+  return of
+}
+
+/**
+ * Every sample charged to its owner: the nearest app frame on its stack, else the nearest package frame, then the
+ * nearest Node.js frame (or where `redirect` says), with the function the owner called on the way to it.
+ * @param {import('../model.js').ProfileModel} model
+ * @param {Int32Array[]} near
+ * @param {Int32Array[]} via
+ * @param {Int32Array | null} threadOf
+ * @param {Redirect | null} redirect for stacks without an app frame
+ * @returns {Map<number, Owner>} by owner frame
+ */
+export function chargeOwners (model, near, via, threadOf, redirect) {
+  const { nodes, frames } = model
+  /** @type {Map<number, Owner>} */
+  const owners = new Map()
+  for (let i = 0; i < nodes.length; i++) {
+    const node = nodes[i]
+    if (node.self <= 0 || frames[node.frame].name === '(idle)') continue
+    let k = 0
+    while (k < OWNER_KINDS.length && near[k][i] === -1) k++
+    if (k === OWNER_KINDS.length) continue
+    const moved = k > 0 && redirect ? redirect(i, near[k][i]) : null
+    const ownerNode = moved ? moved.owner : near[k][i]
+    const v = moved ? moved.via : via[k][i]
+    const ownerFrame = nodes[ownerNode].frame
+    let o = owners.get(ownerFrame)
+    if (!o) owners.set(ownerFrame, o = { charged: 0, own: 0, lines: new Map(), calls: new Map(), threads: new Map() })
+    o.charged += node.self
+    if (threadOf && threadOf[i] !== -1) o.threads.set(threadOf[i], (o.threads.get(threadOf[i]) ?? 0) + node.self)
+    if (v === -1) {
+      o.own += node.self
+      for (const [line, value] of node.lines) o.lines.set(line, (o.lines.get(line) ?? 0) + value)
+    } else {
+      const callee = nodes[v].frame
+      o.calls.set(callee, (o.calls.get(callee) ?? 0) + node.self)
+    }
+  }
+  return owners
+}

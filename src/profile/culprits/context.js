@@ -1,0 +1,78 @@
+// What every stage of culprit finding reads a profile's functions through: its frames (the model's, and those the
+// stages add), each function's source (read once), and for heap profiles the search for the calls that functions V8
+// inlined make.
+import { InlineResolver } from '../inlined.js'
+import { SOURCES } from '../model.js'
+import { SourceMapper } from '../source-maps.js'
+import { SourceCache } from '../sources.js'
+import { appCallees } from './dispatch.js'
+import { FrameIndex, readFunction, scriptOf } from './frame-index.js'
+
+/** @typedef {import('../function-source.js').FunctionSource} FunctionSource */
+/** @typedef {import('../inlined.js').InlinedSite} InlinedSite */
+
+/**
+ * The functions that make a call `name` which the source `fn` of frame `f` does not make.
+ * @typedef {(f: number, fn: FunctionSource, name: string) => InlinedSite[]} SiteSearch
+ */
+
+/**
+ * @typedef {object} CulpritContext
+ * @property {import('../model.js').ProfileModel} model
+ * @property {FrameIndex} index the model's frames by position, and the frames added for functions it lacks
+ * @property {SourceMapper | null} mapper
+ * @property {(f: number) => import('../model.js').ProfileFrame} frameOf a frame of the model or one added
+ * @property {(f: number) => FunctionSource | null} fnOf the source of a frame's function, read once
+ * @property {InlineResolver | null} inlining heap profiles only: they charge what an inlined function allocates to the
+ *   function it was inlined into (CPU profiles expand inlined frames)
+ * @property {Map<number, number[]>} called package frame → the app frames it runs (heap profiles; empty for CPU)
+ * @property {SiteSearch} appSites searched among the app functions the package frame runs
+ * @property {SiteSearch} inlineSites searched in the app code it runs first, then in the functions its source calls
+ */
+
+/**
+ * @param {import('../model.js').ProfileModel} model
+ * @param {import('../model.js').ProfileModel[]} callProfiles see CulpritOptions
+ * @returns {CulpritContext}
+ */
+export function culpritContext (model, callProfiles) {
+  const context = /** @type {any} */ (model)[SOURCES] ?? {}
+  const sources = /** @type {SourceCache} */ (context.sources ?? new SourceCache())
+  const mapper = /** @type {SourceMapper | null} */ (context.mapper ?? new SourceMapper(sources))
+  // Functions V8 ran only inlined, or only in another profile, have no frame in the model: they get one here.
+  const index = new FrameIndex(model, mapper)
+  const frameOf = (/** @type {number} */ f) => index.frame(f)
+  /** @type {Map<number, FunctionSource | null>} */
+  const functionCache = new Map()
+  const fnOf = (/** @type {number} */ f) => {
+    let fn = functionCache.get(f)
+    if (fn === undefined) functionCache.set(f, fn = readFunction(frameOf(f), sources))
+    return fn
+  }
+  // Heap profiles charge what an inlined function allocates to the function it was inlined into (CPU profiles expand
+  // inlined frames): a call its own source does not make is looked for in the functions it calls.
+  const inlining = model.type === 'heap' ? new InlineResolver(sources) : null
+  const called = inlining ? appCallees(model, index, callProfiles) : /** @type {Map<number, number[]>} */ (new Map())
+  /** @type {SiteSearch} */
+  const appSites = (f, fn, name) => {
+    const dynamic = (called.get(f) ?? []).map(c => calledFunction(frameOf(c)))
+    return inlining && dynamic.length > 0 ? inlining.sites(scriptOf(frameOf(f)).file, fn, name, { called: dynamic, calledOnly: true }) : []
+  }
+  /** @type {SiteSearch} */
+  const inlineSites = (f, fn, name) => {
+    if (!inlining) return []
+    // The app's code first: a package's own helpers make many of the calls a route handler makes too.
+    const fromApp = appSites(f, fn, name)
+    return fromApp.length > 0 ? fromApp : inlining.sites(scriptOf(frameOf(f)).file, fn, name)
+  }
+  return { model, index, mapper, frameOf, fnOf, inlining, called, appSites, inlineSites }
+}
+
+/**
+ * A frame's function as the inline search takes it: where it starts in the script that ran.
+ * @param {import('../model.js').ProfileFrame} frame
+ * @returns {import('../inlined.js').CalledFunction}
+ */
+function calledFunction (frame) {
+  return { name: frame.name, ...scriptOf(frame) }
+}
