@@ -100,13 +100,29 @@ export function parseCpuProfile (data, name = 'the profile') {
   if (!Array.isArray(d.nodes)) throw fail('no "nodes" array')
   if (d.nodes.length === 0) throw fail('"nodes" is empty')
   if (d.nodes.length > MAX_NODES) throw fail(`${d.nodes.length} nodes is more than hotpath reads (${MAX_NODES})`)
+  const { nodes, byId } = readNodes(d.nodes, fail)
+  checkTree(nodes, byId, fail)
+  const startTime = isFiniteNumber(d.startTime) ? d.startTime : 0
+  const endTime = isFiniteNumber(d.endTime) && d.endTime >= startTime ? d.endTime : startTime
+  /** @type {CpuProfile} */
+  const profile = { nodes, startTime, endTime }
+  if (d.samples !== undefined) readSamples(profile, d, byId, fail)
+  return profile
+}
 
+/**
+ * Each node, checked and copied with only the fields hotpath reads.
+ * @param {any[]} raw
+ * @param {(why: string) => Error} fail
+ * @returns {{ nodes: CpuProfileNode[], byId: Map<number, CpuProfileNode> }}
+ */
+function readNodes (raw, fail) {
   /** @type {Map<number, CpuProfileNode>} */
   const byId = new Map()
   /** @type {CpuProfileNode[]} */
   const nodes = []
-  for (let i = 0; i < d.nodes.length; i++) {
-    const n = d.nodes[i]
+  for (let i = 0; i < raw.length; i++) {
+    const n = raw[i]
     if (!isObject(n)) throw fail(`node ${i} is not an object`)
     if (!isInt(n.id)) throw fail(`node ${i} has no integer id`)
     if (byId.has(n.id)) throw fail(`node id ${n.id} appears twice`)
@@ -130,8 +146,17 @@ export function parseCpuProfile (data, name = 'the profile') {
     byId.set(n.id, node)
     nodes.push(node)
   }
+  return { nodes, byId }
+}
 
-  // A tree: every child exists and has one parent, and exactly one node has none.
+/**
+ * Checks that the nodes form a tree: every child exists and has one parent, and exactly one node has none. Moves the
+ * root first (in place).
+ * @param {CpuProfileNode[]} nodes
+ * @param {Map<number, CpuProfileNode>} byId
+ * @param {(why: string) => Error} fail
+ */
+function checkTree (nodes, byId, fail) {
   /** @type {Set<number>} */
   const hasParent = new Set()
   for (const node of nodes) {
@@ -158,26 +183,28 @@ export function parseCpuProfile (data, name = 'the profile') {
     nodes.splice(nodes.indexOf(roots[0]), 1)
     nodes.unshift(roots[0])
   }
+}
 
-  const startTime = isFiniteNumber(d.startTime) ? d.startTime : 0
-  const endTime = isFiniteNumber(d.endTime) && d.endTime >= startTime ? d.endTime : startTime
-  /** @type {CpuProfile} */
-  const profile = { nodes, startTime, endTime }
-  if (d.samples !== undefined) {
-    if (!Array.isArray(d.samples)) throw fail('"samples" is not an array')
-    if (d.samples.length > MAX_SAMPLES) throw fail(`${d.samples.length} samples is more than hotpath reads (${MAX_SAMPLES})`)
-    for (let i = 0; i < d.samples.length; i++) {
-      if (!byId.has(d.samples[i])) throw fail(`sample ${i} refers to node ${String(d.samples[i]).slice(0, 20)}, which does not exist`)
-    }
-    profile.samples = d.samples
-    if (d.timeDeltas !== undefined) {
-      if (!Array.isArray(d.timeDeltas) || d.timeDeltas.length !== d.samples.length || !d.timeDeltas.every(isFiniteNumber)) {
-        throw fail('"timeDeltas" must be numbers, one per sample')
-      }
-      profile.timeDeltas = d.timeDeltas
-    }
+/**
+ * Checks the samples and their time deltas, and adds them to `profile`.
+ * @param {CpuProfile} profile
+ * @param {any} d the raw profile, with `samples`
+ * @param {Map<number, CpuProfileNode>} byId
+ * @param {(why: string) => Error} fail
+ */
+function readSamples (profile, d, byId, fail) {
+  if (!Array.isArray(d.samples)) throw fail('"samples" is not an array')
+  if (d.samples.length > MAX_SAMPLES) throw fail(`${d.samples.length} samples is more than hotpath reads (${MAX_SAMPLES})`)
+  for (let i = 0; i < d.samples.length; i++) {
+    if (!byId.has(d.samples[i])) throw fail(`sample ${i} refers to node ${String(d.samples[i]).slice(0, 20)}, which does not exist`)
   }
-  return profile
+  profile.samples = d.samples
+  if (d.timeDeltas !== undefined) {
+    if (!Array.isArray(d.timeDeltas) || d.timeDeltas.length !== d.samples.length || !d.timeDeltas.every(isFiniteNumber)) {
+      throw fail('"timeDeltas" must be numbers, one per sample')
+    }
+    profile.timeDeltas = d.timeDeltas
+  }
 }
 
 /**

@@ -2,7 +2,7 @@
 // (`createServer callback`, `on('data') callback`, `new Promise callback`), the named function it is written in
 // (`(anonymous in buildReport)`), both (`map callback in buildReport`), or `(top level)` for a script's own code. Only
 // words of the source are used; when the source says nothing, there is no label.
-import { KEYWORDS, matching, previousCode } from './script-index.js'
+import { KEYWORDS, matching, previousCode } from './script-declarations.js'
 
 /** @typedef {import('./script-index.js').ScriptIndex} ScriptIndex */
 

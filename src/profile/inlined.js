@@ -3,10 +3,12 @@
 // calls although the caller's source never makes them. This finds, for such a call, the function that does make it:
 // among the functions the caller's source calls that the source lets us resolve — declared in the same file, or
 // imported from a relative module — then the functions those call, nearest first.
-import { callLines, functionSource } from './call-sites.js'
-import { KEYWORDS, scriptIndex } from './script-index.js'
+import { callLines } from './call-sites.js'
+import { functionSource } from './function-source.js'
+import { KEYWORDS } from './script-declarations.js'
+import { scriptIndex } from './script-index.js'
 
-/** @typedef {import('./call-sites.js').FunctionSource} FunctionSource */
+/** @typedef {import('./function-source.js').FunctionSource} FunctionSource */
 /** @typedef {import('./script-index.js').Declaration} Declaration */
 
 /**

@@ -34,6 +34,37 @@ export function modelToPprof (model) {
   const strings = new StringTable()
   const s = (/** @type {string} */ text) => strings.dedup(text)
   const cpu = model.type === 'cpu'
+  const table = locationTable(model, s)
+  // The samples before the value types: the string table keeps the order of the files hotpath wrote before.
+  const samples = pprofSamples(model, table.location, s)
+  const profile = new Profile({
+    sampleType: cpu
+      ? [new ValueType({ type: s('samples'), unit: s('count') }), new ValueType({ type: s('cpu'), unit: s('nanoseconds') })]
+      : [new ValueType({ type: s('space'), unit: s('bytes') })],
+    sample: samples,
+    location: table.locations,
+    function: table.functions,
+    stringTable: strings,
+    ...(cpu
+      ? {
+          periodType: new ValueType({ type: s('cpu'), unit: s('nanoseconds') }),
+          period: Math.round(model.intervalUs * 1000),
+          timeNanos: BigInt(Date.now()) * 1_000_000n,
+          durationNanos: Math.round(model.durationMs * 1e6)
+        }
+      : { periodType: new ValueType({ type: s('space'), unit: s('bytes') }) })
+  })
+  return gzipSync(profile.encode())
+}
+
+/**
+ * pprof's functions and locations (a function at a line), each added on first use.
+ * @param {import('./model.js').ProfileModel} model
+ * @param {(text: string) => number} s the string table
+ * @returns {{ location: (f: number, line: number) => number, functions: PprofFunction[], locations: Location[] }}
+ *   location: the id of a frame's location at a line
+ */
+function locationTable (model, s) {
   /** @type {PprofFunction[]} */
   const functions = []
   /** @type {Map<number, number>} frame → function id */
@@ -42,8 +73,6 @@ export function modelToPprof (model) {
   const locations = []
   /** @type {Map<string, number>} */
   const locationOf = new Map()
-  const threadOf = new Map((model.threads ?? []).map(t => [t.node, t.label]))
-
   /** @param {number} f @param {number} line */
   const location = (f, line) => {
     const key = `${f}:${line}`
@@ -61,7 +90,20 @@ export function modelToPprof (model) {
     locationOf.set(key, id)
     return id
   }
+  return { location, functions, locations }
+}
 
+/**
+ * One sample per node with samples (per line it was sampled on), its stack up to the process or thread it is in, which
+ * becomes a `thread` label.
+ * @param {import('./model.js').ProfileModel} model
+ * @param {(f: number, line: number) => number} location
+ * @param {(text: string) => number} s the string table
+ * @returns {Sample[]}
+ */
+function pprofSamples (model, location, s) {
+  const cpu = model.type === 'cpu'
+  const threadOf = new Map((model.threads ?? []).map(t => [t.node, t.label]))
   /** @type {Sample[]} */
   const samples = []
   const { nodes, frames } = model
@@ -91,23 +133,5 @@ export function modelToPprof (model) {
       samples.push(new Sample({ locationId: [location(node.frame, line), ...stack], value: values, label: labels }))
     })
   }
-
-  const profile = new Profile({
-    sampleType: cpu
-      ? [new ValueType({ type: s('samples'), unit: s('count') }), new ValueType({ type: s('cpu'), unit: s('nanoseconds') })]
-      : [new ValueType({ type: s('space'), unit: s('bytes') })],
-    sample: samples,
-    location: locations,
-    function: functions,
-    stringTable: strings,
-    ...(cpu
-      ? {
-          periodType: new ValueType({ type: s('cpu'), unit: s('nanoseconds') }),
-          period: Math.round(model.intervalUs * 1000),
-          timeNanos: BigInt(Date.now()) * 1_000_000n,
-          durationNanos: Math.round(model.durationMs * 1e6)
-        }
-      : { periodType: new ValueType({ type: s('space'), unit: s('bytes') }) })
-  })
-  return gzipSync(profile.encode())
+  return samples
 }
