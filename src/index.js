@@ -1,6 +1,6 @@
 // hotpath's programmatic API.
 export { load } from './load/load.js'
-export { mergeResults } from './load/result.js'
+export { mergeResults } from './load/merge.js'
 export { startCpuProfile, startHeapSampling } from './profile/capture.js'
 export { buildProfile, buildHeapProfile } from './profile/model.js'
 export { findCulprits, findAllocationCulprits } from './profile/culprits.js'

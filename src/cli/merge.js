@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises'
 import { UsageError } from '../errors.js'
 import { readResultFile } from '../load/result-file.js'
-import { assertMergeable, mergeResults } from '../load/result.js'
+import { assertMergeable, mergeResults } from '../load/merge.js'
 import { headlines, loadTables } from '../report/load-text.js'
 
 /** @type {import('./args.js').CommandSpec} */

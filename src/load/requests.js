@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { UsageError } from '../errors.js'
 
@@ -160,4 +161,16 @@ export class RequestCycle {
     }
     return s
   }
+}
+
+/**
+ * Digest of the requests a load sends, but for their Host line (servers started for a run listen on a new port each
+ * time): two runs with equal digests sent the same methods, paths, headers and bodies.
+ * @param {WireRequest[]} requests
+ * @returns {string}
+ */
+export function requestsHash (requests) {
+  const hash = createHash('sha256')
+  for (const r of requests) hash.update(r.bytes.toString('latin1').replace(/\r\nhost:[^\r]*/i, ''))
+  return hash.digest('hex').slice(0, 16)
 }
