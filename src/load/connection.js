@@ -1,7 +1,8 @@
 import net from 'node:net'
 import tls from 'node:tls'
 import { performance } from 'node:perf_hooks'
-import { NOT_HTTP_REASONS, ResponseParser } from './response-parser.js'
+import { NOT_HTTP_REASONS } from './not-http.js'
+import { ResponseParser } from './response-parser.js'
 
 /** @typedef {import('./runner.js').Runner} Runner */
 

@@ -7,48 +7,25 @@
 // (whole head in one read) and is the main reason `hotpath load` costs less CPU per request (see bench/load.js and the
 // README). It is strict: anything that is not a well-formed HTTP/1.x response is reported through onError, never thrown,
 // and test/response-parser.test.js feeds it split, corrupted and random input.
+//
+// This module is the framing: the status line, then a state machine over the body (Content-Length, chunked, or
+// until close); finding the headers that frame the body is response-headers.js. The machine is one class in one
+// module on purpose: its states share the parser's fields, and spreading them over more objects would add calls and
+// shapes to the generator's hottest loop.
+
+import { NOT_HTTP_REASONS } from './not-http.js'
+import { BAD_LENGTH, FramingHeaders, INCOMPLETE, scanHeaders } from './response-headers.js'
+
+// The reasons are importable from here too, beside the framer that reports them.
+export { NOT_HTTP, NOT_HTTP_REASONS } from './not-http.js'
 
 const CR = 13
 const LF = 10
 const STATUS_PREFIX = Buffer.from('HTTP/1.x ')
-const CONTENT_LENGTH = Buffer.from('content-length')
-const CONNECTION = Buffer.from('connection')
-const TRANSFER_ENCODING = Buffer.from('transfer-encoding')
-const CHUNKED = Buffer.from('chunked')
-const CLOSE_TOKEN = Buffer.from('close')
-const KEEP_ALIVE_TOKEN = Buffer.from('keep-alive')
-const CLOSE = 1
-const KEEP_ALIVE = 2
-const INCOMPLETE = -2
 const MAX_HEAD = 64 * 1024
-// Called as indexOf.call(b, …): optimised code then calls it directly, where `b.indexOf` was a property lookup on
-// every line (an out-of-line load IC; ~25 ns a response, 15% of the framing).
+// Called as indexOf.call(b, …): optimised code then calls it directly, where `b.indexOf` was a property lookup (see
+// response-headers.js).
 const indexOf = Buffer.prototype.indexOf
-
-/**
- * Why a stream is not HTTP, as the framer reports it through onError (and the load counts it, by these words, in
- * `errorKinds`). A run whose only errors are these got no HTTP from the server at all.
- */
-export const NOT_HTTP_REASONS = Object.freeze({
-  headTooLarge: 'response head larger than 64 KiB',
-  statusLine: 'malformed status line',
-  headerLine: 'malformed header line',
-  contentLength: 'invalid content-length',
-  switchedProtocols: 'server switched protocols (101)',
-  chunkSizeTooLarge: 'chunk size too large',
-  chunkSize: 'invalid chunk size',
-  chunkExtension: 'invalid chunk extension',
-  chunkSizeLine: 'invalid chunk size line',
-  chunkData: 'chunk data longer than its size',
-  trailer: 'invalid chunked trailer',
-  unsolicited: 'response without a request'
-})
-
-/**
- * Every reason in NOT_HTTP_REASONS, to classify counted errors by their kind.
- * @type {ReadonlySet<string>}
- */
-export const NOT_HTTP = new Set(Object.values(NOT_HTTP_REASONS))
 
 const HEAD = 0
 const BODY = 1
@@ -82,6 +59,7 @@ export class ResponseParser {
     this.sizeDigits = 0
     this.status = 0
     this.willClose = false
+    this.headers = new FramingHeaders()
   }
 
   reset () {
@@ -178,8 +156,7 @@ export class ResponseParser {
   }
 
   /**
-   * Parses the status line and the headers that frame the body. Header lines that cannot frame the body are only
-   * delimited, not validated: checking each for a colon would cost a scan per line on every response.
+   * Parses the status line, then has the headers that frame the body scanned (response-headers.js).
    * @param {Buffer} b
    * @param {number} start
    * @param {number} end
@@ -206,42 +183,17 @@ export class ResponseParser {
     if (b[i - 1] !== CR) return this.fail(NOT_HTTP_REASONS.statusLine)
     i++
 
-    let contentLength = -1
-    let chunked = false
-    let close = minor === 0
-    for (;;) {
-      if (i + 1 >= end) return INCOMPLETE
-      const first = b[i]
-      if (first === CR) {
-        if (b[i + 1] !== LF) return this.fail(NOT_HTTP_REASONS.headerLine)
-        i += 2
-        break
-      }
-      // Lines are found with indexOf (native, ~15 ns a call); JS looks only at the names that frame the body.
-      const eol = indexOf.call(b, CR, i)
-      if (eol === -1 || eol + 1 >= end) return INCOMPLETE
-      if (b[eol + 1] !== LF || first <= 32 || first === 58) return this.fail(NOT_HTTP_REASONS.headerLine)
-      // A framing header has its colon right after its name, so one byte tells whether the name can match.
-      const lower = first | 0x20
-      if (lower === 99) { // c…
-        if (i + 14 < eol && b[i + 14] === 58 && nameIs(b, i, CONTENT_LENGTH)) {
-          const n = parseDecimal(b, i + 15, eol)
-          if (n < 0 || (contentLength !== -1 && contentLength !== n)) return this.fail(NOT_HTTP_REASONS.contentLength)
-          contentLength = n
-        } else if (i + 10 < eol && b[i + 10] === 58 && nameIs(b, i, CONNECTION)) {
-          const v = connectionValue(b, i + 11, eol)
-          if (v === CLOSE) close = true
-          else if (v === KEEP_ALIVE) close = false
-        }
-      } else if (lower === 116 && i + 17 < eol && b[i + 17] === 58 && nameIs(b, i, TRANSFER_ENCODING)) {
-        chunked = valueHas(b, i + 18, eol, CHUNKED)
-      }
-      i = eol + 2
+    const headers = this.headers
+    headers.close = minor === 0
+    i = scanHeaders(b, i, end, headers)
+    if (i < 0) {
+      if (i === INCOMPLETE) return INCOMPLETE
+      return this.fail(i === BAD_LENGTH ? NOT_HTTP_REASONS.contentLength : NOT_HTTP_REASONS.headerLine)
     }
 
     const status = d0 * 100 + d1 * 10 + d2
     this.status = status
-    this.willClose = close
+    this.willClose = headers.close
     if (status < 200) {
       // 101 would hand the socket to another protocol; a load generator cannot follow.
       if (status === 101) return this.fail(NOT_HTTP_REASONS.switchedProtocols)
@@ -249,13 +201,13 @@ export class ResponseParser {
     }
     if (status === 204 || status === 304 || this.sink.expectsNoBody()) {
       this.complete()
-    } else if (chunked) {
+    } else if (headers.chunked) {
       this.state = CHUNK_SIZE
       this.remaining = 0
       this.sizeDigits = 0
-    } else if (contentLength >= 0) {
-      this.remaining = contentLength
-      if (contentLength === 0) this.complete()
+    } else if (headers.contentLength >= 0) {
+      this.remaining = headers.contentLength
+      if (headers.contentLength === 0) this.complete()
       else this.state = BODY
     } else {
       this.state = UNTIL_CLOSE
@@ -368,75 +320,6 @@ export class ResponseParser {
     this.fail(reason)
     return end
   }
-}
-
-/**
- * Case-insensitive compare of bytes at `at` against a lower-case ASCII constant.
- * @param {Buffer} b
- * @param {number} at
- * @param {Buffer} lower
- */
-function nameIs (b, at, lower) {
-  for (let k = 0; k < lower.length; k++) {
-    if ((b[at + k] | 0x20) !== lower[k]) return false
-  }
-  return true
-}
-
-/**
- * Whether a comma-separated header value contains `token` (case-insensitive, whole token).
- * @param {Buffer} b
- * @param {number} from
- * @param {number} to
- * @param {Buffer} token
- */
-function valueHas (b, from, to, token) {
-  const n = token.length
-  for (let s = from; s + n <= to; s++) {
-    if ((b[s] | 0x20) === token[0] && nameIs(b, s, token)) {
-      const before = s === from ? 32 : b[s - 1]
-      const after = s + n === to ? 32 : b[s + n]
-      if ((before === 32 || before === 44 || before === 9) && (after === 32 || after === 44 || after === 9)) return true
-    }
-  }
-  return false
-}
-
-/**
- * The Connection header's verdict: CLOSE, KEEP_ALIVE, or 0. The usual single-token values are recognised without
- * scanning; lists ("keep-alive, Upgrade") fall back to a token search.
- * @param {Buffer} b
- * @param {number} from
- * @param {number} to
- */
-function connectionValue (b, from, to) {
-  while (from < to && (b[from] === 32 || b[from] === 9)) from++
-  while (to > from && (b[to - 1] === 32 || b[to - 1] === 9)) to--
-  const n = to - from
-  if (n === 10 && nameIs(b, from, KEEP_ALIVE_TOKEN)) return KEEP_ALIVE
-  if (n === 5 && nameIs(b, from, CLOSE_TOKEN)) return CLOSE
-  if (valueHas(b, from, to, CLOSE_TOKEN)) return CLOSE
-  if (valueHas(b, from, to, KEEP_ALIVE_TOKEN)) return KEEP_ALIVE
-  return 0
-}
-
-/**
- * @param {Buffer} b
- * @param {number} from
- * @param {number} to
- * @returns {number} the value, or -1 when it is not a plain decimal
- */
-function parseDecimal (b, from, to) {
-  while (from < to && (b[from] === 32 || b[from] === 9)) from++
-  while (to > from && (b[to - 1] === 32 || b[to - 1] === 9)) to--
-  if (from === to || to - from > 15) return -1
-  let n = 0
-  for (let k = from; k < to; k++) {
-    const d = b[k] - 48
-    if (d < 0 || d > 9) return -1
-    n = n * 10 + d
-  }
-  return n
 }
 
 /** @param {number} c */
