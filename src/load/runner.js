@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import { Connection } from './connection.js'
-import { Pacer } from './pacer.js'
+import { OpenLoop } from './open-loop.js'
 import { COALESCE_ADJUST_MS, ReadCoalescer } from './read-coalescer.js'
 import { Recorder } from './recorder.js'
 import { RequestCycle } from './requests.js'
@@ -29,22 +29,6 @@ const epochNow = () => performance.timeOrigin + performance.now()
 const READ_BUFFER_SIZE = 64 * 1024
 /** ms without a response after which a busy-polling generator goes back to sleeping */
 const BUSY_POLL_WINDOW = 1
-/**
- * Open loop: the shortest last stretch before a send is due, in ms, that the thread spends polling (setImmediate:
- * responses are still read as they come) rather than sleeping; it grows to cover how late the pacer's wake-ups come
- * (Pacer.late), up to MAX_SPIN_MS. A thread woken from sleep on a 2-core VM runs ~0.09 ms late at the median (the
- * pacer's thread and Atomics.wait alike). Measured at -R 1000 against a fast server with a fixed stretch, send lateness
- * p50 / generator CPU per request (3 s runs, start-up included): no poll 87 µs / 220 µs, 0.05 ms 29 / 227, 0.1 ms
- * 3 / 273, 0.2 ms 1 / 364.
- */
-const SPIN_MS = 0.1
-/** the longest stretch polled before a send, in ms, however late the wake-ups */
-const MAX_SPIN_MS = 1
-/**
- * At most this share of the time between two sends is spent polling, so that at high rates the generator does not
- * burn a core the server may need: there the reads, as frequent as the sends, send what is due too.
- */
-const SPIN_SHARE = 0.25
 
 /**
  * Drives the connections of one thread and records what they see.
@@ -52,11 +36,9 @@ const SPIN_SHARE = 0.25
  * Closed loop (no rate): every connection keeps `pipelining` requests in flight; the responses framed in one read are
  * replaced by one write of as many requests.
  *
- * Open loop (rate): request i is due at t0 + i / rate whatever happened before — the arrival process does not wait for
- * the server. A due request goes out on the first connection with room; when none has room it waits, and its latency is
- * still measured from when it was due (coordinated omission removed, as wrk2 does). The uncorrected latency, from the
- * actual send, is recorded beside it, and so is each send's lateness (actual − intended send time): whatever the
- * generator adds to the corrected latency. Sends are timed by the pacer's thread (pacer.js), then a short poll.
+ * Open loop (rate): requests go out when the schedule (open-loop.js) says they are due, and their latency is measured
+ * from then. The uncorrected latency, from the actual send, is recorded beside it, and so is each send's lateness
+ * (actual − intended send time): whatever the generator adds to the corrected latency.
  */
 export class Runner {
   /**
@@ -70,8 +52,6 @@ export class Runner {
     this.cycle = new RequestCycle(plan.requests, plan.pipelining)
     this.readBuffer = Buffer.allocUnsafe(READ_BUFFER_SIZE)
     this.rateMode = plan.rate > 0
-    this.interval = this.rateMode ? 1000 / plan.rate : 0
-    this.maxSpinMs = Math.min(MAX_SPIN_MS, SPIN_SHARE * this.interval)
     this.amount = plan.amount
     this.recorder = new Recorder({ rateMode: this.rateMode })
     this.hooks = hooks
@@ -83,19 +63,13 @@ export class Runner {
     this.issued = 0
     /** under --rate, requests lost with a closed connection; they count toward --amount since time moved on */
     this.abandoned = 0
-    this.t0 = 0
     this.progress = { completed: 0, at: 0 }
-    /** @type {Connection[]} connections with room, waiting for the next due request (open loop only) */
-    this.idle = []
     /** @type {Connection[]} */
     this.connections = []
     /** @type {NodeJS.Timeout[]} */
     this.timers = []
-    /** @type {NodeJS.Timeout | null} */
-    this.tickTimer = null
-    /** wakes the open loop when the next request falls due (its own thread: see pacer.js) */
-    this.pacer = this.rateMode ? new Pacer() : null
-    this.tick = this.tick.bind(this)
+    /** the schedule of an open loop; null for a closed one */
+    this.openLoop = this.rateMode ? new OpenLoop(this, plan.rate) : null
     /** @type {(shard: import('./recorder.js').Shard) => void} */
     this.resolve = () => {}
     this.busyPoll = plan.busyPoll
@@ -119,7 +93,7 @@ export class Runner {
     return new Promise((resolve) => {
       this.resolve = resolve
       // The open loop starts once its pacer's thread runs, or its first sends would wait for that thread's start.
-      Promise.resolve(this.pacer?.ready).then(() => {
+      Promise.resolve(this.openLoop?.pacer.ready).then(() => {
         const wait = Math.max(0, this.plan.startAt - epochNow())
         this.timers.push(setTimeout(() => this.begin(), wait))
       })
@@ -128,8 +102,9 @@ export class Runner {
 
   begin () {
     this.running = true
-    this.t0 = performance.now()
-    this.progress = { completed: 0, at: this.t0 }
+    const now = performance.now()
+    if (this.openLoop) this.openLoop.t0 = now
+    this.progress = { completed: 0, at: now }
     for (let i = 0; i < this.plan.connections; i++) this.connections.push(new Connection(this, i))
     const timeoutMs = this.plan.timeout * 1000
     this.timers.push(setInterval(() => this.watchdog(timeoutMs), Math.max(10, Math.min(1000, timeoutMs / 4))))
@@ -141,7 +116,7 @@ export class Runner {
       this.startMeasuring()
     }
     for (const conn of this.connections) conn.open()
-    if (this.rateMode) this.tick()
+    this.openLoop?.tick()
   }
 
   startMeasuring () {
@@ -151,7 +126,7 @@ export class Runner {
     this.measureStart = now
     this.issued = 0
     this.abandoned = 0
-    this.t0 = now
+    if (this.openLoop) this.openLoop.t0 = now
     this.timers.push(setInterval(() => {
       const bin = this.recorder.roll(epochNow())
       this.hooks.onBin?.(bin)
@@ -163,14 +138,9 @@ export class Runner {
     for (const conn of this.connections) this.refill(conn)
   }
 
-  /** @param {number} now perf-clock ms */
-  dueCount (now) {
-    return Math.floor((now - this.t0) / this.interval) + 1
-  }
-
   /** Intended send time of the next request in the open-loop schedule; advances the schedule. */
   nextIntended () {
-    return this.t0 + (this.issued++) * this.interval
+    return /** @type {OpenLoop} */ (this.openLoop).nextIntended()
   }
 
   /**
@@ -187,15 +157,8 @@ export class Runner {
       if (left <= 0) return
       if (left < k) k = left
     }
-    if (this.rateMode) {
-      const due = this.dueCount(now) - this.issued
-      if (due <= 0) {
-        this.park(conn)
-        return
-      }
-      if (due < k) k = due
-      conn.send(k, now)
-      if (conn.capacity > 0) this.park(conn)
+    if (this.openLoop !== null) {
+      this.openLoop.fill(conn, k, now)
       return
     }
     this.issued += k
@@ -215,43 +178,6 @@ export class Runner {
     if (this.spinning) return
     this.spinning = true
     setImmediate(this.spin)
-  }
-
-  /** @param {Connection} conn */
-  park (conn) {
-    if (conn.queued) return
-    conn.queued = true
-    this.idle.push(conn)
-  }
-
-  /** Open loop: sends what is due on idle connections, then sleeps until the next request is due. */
-  tick () {
-    this.tickTimer = null
-    if (!this.running) return
-    const now = performance.now()
-    let due = this.dueCount(now) - this.issued
-    if (this.amount > 0) due = Math.min(due, this.amount - this.issued)
-    while (due > 0 && this.idle.length > 0) {
-      const conn = /** @type {Connection} */ (this.idle.shift())
-      conn.queued = false
-      const k = Math.min(conn.capacity, due)
-      if (k === 0) continue
-      // each write takes microseconds: a later connection's requests go out later
-      conn.send(k, performance.now())
-      due -= k
-      if (conn.capacity > 0) this.park(conn)
-    }
-    if (this.amount > 0 && this.issued >= this.amount) return
-    if (due > 0) {
-      // Due, but no connection has room: a response that frees one sends it (refill); look again in a millisecond.
-      this.tickTimer = setTimeout(this.tick, 1)
-      return
-    }
-    const next = this.t0 + this.issued * this.interval
-    const pacer = /** @type {Pacer} */ (this.pacer)
-    const spin = Math.min(this.maxSpinMs, Math.max(SPIN_MS, pacer.late))
-    if (next - performance.now() <= spin) setImmediate(this.tick)
-    else pacer.wakeAt(next - spin, this.tick)
   }
 
   onResponse () {
@@ -306,19 +232,10 @@ export class Runner {
   finish () {
     if (!this.running) return
     const now = performance.now()
-    if (this.rateMode && this.recording) {
-      // Missed: due, but no connection was free to send it. A request that fell due since the last tick and has a
-      // free connection waiting is not missed, only not yet sent.
-      let due = this.dueCount(now)
-      if (this.amount > 0) due = Math.min(due, this.amount)
-      let free = 0
-      for (const conn of this.connections) free += conn.capacity
-      this.recorder.missed = Math.max(0, due - this.issued - free)
-    }
+    if (this.openLoop !== null && this.recording) this.recorder.missed = this.openLoop.missed(now)
     this.running = false
     for (const t of this.timers) clearTimeout(t)
-    if (this.tickTimer) clearTimeout(this.tickTimer)
-    this.pacer?.stop()
+    this.openLoop?.stop()
     const shard = this.recorder.finish(epochNow())
     shard.maxNapUs = Math.round((this.coalescer?.maxNapMs ?? 0) * 1000)
     this.recording = false
