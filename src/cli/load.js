@@ -1,7 +1,8 @@
 import { writeFile } from 'node:fs/promises'
 import { UsageError } from '../errors.js'
 import { load, preparePlan } from '../load/load.js'
-import { requestsHash, withMarks } from '../load/result.js'
+import { requestsHash } from '../load/requests.js'
+import { withMarks } from '../load/result.js'
 import { formatLoadResult, headlines } from '../report/load-text.js'
 import { Progress } from '../report/progress.js'
 import { describeExit, TargetProcess } from '../run/target-process.js'
@@ -39,61 +40,115 @@ export const spec = {
  */
 export async function run ({ values, positionals, command }, io) {
   const options = await loadOptionsFromFlags(values)
+  const flags = commandFlags(values, positionals, command)
+  const stop = stopOnSignal(io)
+  /** @type {TargetProcess | null} */
+  let target = null
+  let url = positionals[0]
+  if (command.length > 0) {
+    const started = await startTarget(command, flags, io, stop, Boolean(values.json))
+    if (started.target === null) return started.exit
+    target = started.target
+    url = started.url
+  }
+
+  // Validate everything before the run, so a bad flag never costs a started server.
+  const loadOptions = { ...options, url, ...(flags.title ? { title: flags.title } : {}) }
+  const { plan } = preparePlan(loadOptions)
+  let result = await measure(loadOptions, plan, Boolean(values['no-progress']), io, stop, target)
+  result = withSettings(result, plan)
+  if (stop.signalled !== null) result = withMarks(result, { interrupted: true })
+  return report(result, values, io, stop, target)
+}
+
+/**
+ * The flags of `load` itself, beyond the load's own (load-options.js), checked.
+ * @param {Record<string, unknown>} values
+ * @param {string[]} positionals
+ * @param {string[]} command
+ */
+function commandFlags (values, positionals, command) {
   if (positionals.length > 1) throw new UsageError(`load takes one URL, got ${positionals.length}: ${positionals.join(' ')}`)
   if (command.length > 0 && positionals.length > 0) throw new UsageError('give either a URL or -- <command>, not both')
   if (command.length === 0 && positionals.length === 0) throw new UsageError('load needs a URL or -- <command> (see hotpath load --help)')
   const path = /** @type {string | undefined} */ (values.path) ?? '/'
   if (!path.startsWith('/')) throw new UsageError(`--path must start with '/', got '${path}'`)
-  const port = numberFlag('port', /** @type {string | undefined} */ (values.port), { integer: true })
-  const listenTimeout = /** @type {number} */ (durationFlag('listen-timeout', /** @type {string | undefined} */ (values['listen-timeout']) ?? '30s'))
-  const title = /** @type {string | undefined} */ (values.title)
-
-  const abort = new AbortController()
-  /** @type {NodeJS.Signals | null} */
-  let signalled = null
-  /**
-   * The signal's name, when the caller passes it, tells SIGTERM (exit 143) from Ctrl-C (exit 130).
-   * @param {NodeJS.Signals} [signal]
-   */
-  const stop = (signal) => {
-    signalled = signal ?? 'SIGINT'
-    abort.abort()
+  return {
+    path,
+    port: numberFlag('port', /** @type {string | undefined} */ (values.port), { integer: true }),
+    listenTimeout: /** @type {number} */ (durationFlag('listen-timeout', /** @type {string | undefined} */ (values['listen-timeout']) ?? '30s')),
+    title: /** @type {string | undefined} */ (values.title)
   }
-  io.stopOnSignal(stop)
+}
 
-  /** @type {TargetProcess | null} */
-  let target = null
-  let url = positionals[0]
-  if (command.length > 0) {
-    target = await new TargetProcess(command).start()
-    io.stopOnSignal(() => target?.stop())
-    try {
-      const l = await target.waitForListening({ timeout: listenTimeout, port })
-      url = `${l.tls ? 'https' : 'http'}://${l.host.includes(':') ? `[${l.host}]` : l.host}:${l.port}${path}`
-      if (!values.json) io.stderr.write(`Target listening on ${url} (pid ${l.pid})\n`)
-    } catch (err) {
-      await target.stop()
-      if (signalled === null) throw err
-      io.stderr.write('hotpath load: interrupted before the load began\n')
-      return signalExit(signalled)
-    }
+/**
+ * @typedef {object} Stop
+ * @property {AbortController} abort aborted on the first signal, and when the target dies
+ * @property {NodeJS.Signals | null} signalled
+ */
+
+/**
+ * @param {import('./main.js').Io} io
+ * @returns {Stop}
+ */
+function stopOnSignal (io) {
+  /** @type {Stop} */
+  const stop = { abort: new AbortController(), signalled: null }
+  // The signal's name, when the caller passes it, tells SIGTERM (exit 143) from Ctrl-C (exit 130).
+  io.stopOnSignal((/** @type {NodeJS.Signals} */ signal) => {
+    stop.signalled = signal ?? 'SIGINT'
+    stop.abort.abort()
+  })
+  return stop
+}
+
+/**
+ * Starts the command and waits until it listens.
+ * @param {string[]} command
+ * @param {ReturnType<typeof commandFlags>} flags
+ * @param {import('./main.js').Io} io
+ * @param {Stop} stop
+ * @param {boolean} quiet
+ * @returns {Promise<{ target: TargetProcess, url: string } | { target: null, exit: number }>} the exit code when a
+ *   signal came first
+ */
+async function startTarget (command, flags, io, stop, quiet) {
+  const target = await new TargetProcess(command).start()
+  io.stopOnSignal(() => target.stop())
+  try {
+    const l = await target.waitForListening({ timeout: flags.listenTimeout, port: flags.port })
+    const url = `${l.tls ? 'https' : 'http'}://${l.host.includes(':') ? `[${l.host}]` : l.host}:${l.port}${flags.path}`
+    if (!quiet) io.stderr.write(`Target listening on ${url} (pid ${l.pid})\n`)
+    return { target, url }
+  } catch (err) {
+    await target.stop()
+    if (stop.signalled === null) throw err
+    io.stderr.write('hotpath load: interrupted before the load began\n')
+    return { target: null, exit: signalExit(stop.signalled) }
   }
+}
 
-  // Validate everything before the run, so a bad flag never costs a started server.
-  const loadOptions = { ...options, url, ...(title ? { title } : {}) }
-  const { plan } = preparePlan(loadOptions)
+/**
+ * Runs the load with a progress bar, and stops the target after it.
+ * @param {import('../load/load.js').LoadOptions} loadOptions
+ * @param {import('../load/runner.js').Plan} plan
+ * @param {boolean} noProgress
+ * @param {import('./main.js').Io} io
+ * @param {Stop} stop
+ * @param {TargetProcess | null} target
+ */
+async function measure (loadOptions, plan, noProgress, io, stop, target) {
   const progress = new Progress(io.stderr, {
     duration: plan.duration,
     amount: plan.amount,
     warmup: plan.warmup
   })
-  if (values['no-progress']) progress.enabled = false
+  if (noProgress) progress.enabled = false
   // A target that dies mid-run ends the run at once; what was measured until then is still reported.
-  target?.exited.then((exit) => { if (!exit.stoppedByUs) abort.abort() })
+  target?.exited.then((exit) => { if (!exit.stoppedByUs) stop.abort.abort() })
   progress.start()
-  let result
   try {
-    result = await load({ ...loadOptions, signal: abort.signal, onBin: (bin) => progress.onBin(bin) })
+    return await load({ ...loadOptions, signal: stop.abort.signal, onBin: (bin) => progress.onBin(bin) })
   } catch (err) {
     // The options were checked above, so a usage error now can only say that nothing answers at the target: the
     // command line was fine, the load failed.
@@ -103,8 +158,18 @@ export async function run ({ values, positionals, command }, io) {
     progress.stop()
     await target?.stop()
   }
-  result = withSettings(result, plan)
-  if (signalled !== null) result = withMarks(result, { interrupted: true })
+}
+
+/**
+ * Writes the result (JSON or text, and the file asked for) and says how the run ended.
+ * @param {import('../load/result.js').LoadResult} result
+ * @param {Record<string, unknown>} values
+ * @param {import('./main.js').Io} io
+ * @param {Stop} stop
+ * @param {TargetProcess | null} target
+ * @returns {Promise<number>} the exit code
+ */
+async function report (result, values, io, stop, target) {
   const crashed = target?.exitInfo && !target.exitInfo.stoppedByUs ? target.exitInfo : null
   const notes = crashed ? [`hotpath load: the target exited ${describeExit(crashed)} during the run, after ${result.duration.toFixed(1)} s; the figures cover the run until then`] : []
 
@@ -118,7 +183,7 @@ export async function run ({ values, positionals, command }, io) {
     io.stdout.write(formatLoadResult(result, { command: 'load', notes }))
   }
   if (crashed && target) for (const line of target.tail()) io.stderr.write(`  | ${line}\n`)
-  if (signalled !== null) return signalExit(signalled)
+  if (stop.signalled !== null) return signalExit(stop.signalled)
   if (crashed) return 4
   if (result.failed) return 3
   return 0
