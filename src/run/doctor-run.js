@@ -56,34 +56,16 @@ import { busyProcesses, processTimes } from './processes.js'
  * @returns {Promise<RunRecord>}
  */
 export async function recordRun (options) {
-  const runDir = resolve(options.runDir)
-  mkdirSync(runDir, { recursive: true })
-  // Two runs in one directory would be read as one: their processes, samples and profiles mixed in one report.
-  if (readdirSync(runDir).some(f => f === 'run.json' || /^events-\d+-\d+\.ndjson$/.test(f))) {
-    throw new UsageError(`'${options.runDir}' holds an earlier run: record this one elsewhere (--save <new dir>), or remove it first`)
-  }
+  const runDir = freshRunDir(options.runDir)
   const status = options.status ?? (() => {})
-  const target = new TargetProcess(options.command, {
-    env: {
-      HOTPATH_RUN_DIR: runDir,
-      HOTPATH_INTERVAL: String(options.interval),
-      HOTPATH_RUNTIME: options.runtime === false ? '0' : '1',
-      HOTPATH_PROFILE_INTERVAL: String(options.profileInterval),
-      HOTPATH_HEAP_INTERVAL: String(options.heapInterval),
-      // halfway through a load of known length; 5 s into one of unknown length (--on-port, --amount)
-      HOTPATH_HEAP_SPLIT: String(Number.isFinite(options.load.duration ?? 10) && !options.onPort && !options.load.amount
-        ? ((options.load.duration ?? 10) * 1000) / 2
-        : 5000)
-    }
-  })
+  const target = probedTarget(options, runDir)
   const startedAt = Date.now()
   await target.start()
   const { channel } = target
-  let loading = false
   // A probe that connects late (a cluster worker forked mid-run) learns whether the load is on.
-  /** @type {number | undefined} */
-  let loadedPort
-  channel.on('peer', (peer) => peer.send({ type: 'state', loading, port: loadedPort }))
+  /** @type {{ loading: boolean, port: number | undefined }} */
+  const loadState = { loading: false, port: undefined }
+  channel.on('peer', (peer) => peer.send({ type: 'state', loading: loadState.loading, port: loadState.port }))
 
   let listening
   try {
@@ -103,43 +85,16 @@ export async function recordRun (options) {
   target.exited.then((exit) => { if (!exit.stoppedByUs) abort.abort() })
 
   const acks = expectAcks(channel, 'started')
-  loading = true
-  loadedPort = listening.port
-  loadedPort = listening.port
+  loadState.loading = true
+  loadState.port = listening.port
   channel.broadcast({ type: 'load-start', time: Date.now(), port: listening.port })
   await acks.all(3000)
   const windowStart = Date.now()
   const hostStart = { busy: machineBusyMs(), own: ownCpuMs(), processes: processTimes() }
-
-  /** @type {import('../load/result.js').LoadResult | null} */
-  let result = null
-  /** @type {RunRecord['onPort']} */
-  let onPort = null
-  /** @type {unknown} */
-  let failure = null
-  try {
-    if (options.onPort) {
-      onPort = { command: options.onPort, code: await runOnPort(options.onPort, listening.port, abort.signal) }
-    } else if (!abort.signal.aborted) {
-      result = await load({ ...options.load, url, signal: abort.signal, onBin: options.onBin })
-    }
-  } catch (err) {
-    failure = err
-  }
+  const { result, onPort, failure } = await driveLoad(options, url, listening.port, abort.signal)
   const windowEnd = Date.now()
-  const cpus = os.cpus()
-  const hostUse = {
-    cores: cpus.length,
-    busyMs: machineBusyMs() - hostStart.busy,
-    ownCpuMs: ownCpuMs() - hostStart.own,
-    model: cpus[0]?.model ?? 'unknown',
-    platform: os.platform(),
-    release: os.release(),
-    arch: os.arch(),
-    memory: os.totalmem(),
-    processes: busyProcesses(hostStart.processes, processTimes(), new Set([process.pid, target.pid, ...[...channel.peers].map(p => Number(p.hello?.pid) || 0)]))
-  }
-  loading = false
+  const hostUse = hostUseSince(hostStart, target)
+  loadState.loading = false
   const stopped = expectAcks(channel, 'stopped')
   channel.broadcast({ type: 'load-stop', time: windowEnd })
   // The probes write their profiles now; a big one takes a moment.
@@ -167,6 +122,90 @@ export async function recordRun (options) {
   }
   writeFileSync(resolve(runDir, 'run.json'), JSON.stringify(record, null, 2))
   return record
+}
+
+/**
+ * The run directory, created if needed, refused when it holds an earlier run.
+ * @param {string} dir
+ * @returns {string} its absolute path
+ */
+function freshRunDir (dir) {
+  const runDir = resolve(dir)
+  mkdirSync(runDir, { recursive: true })
+  // Two runs in one directory would be read as one: their processes, samples and profiles mixed in one report.
+  if (readdirSync(runDir).some(f => f === 'run.json' || /^events-\d+-\d+\.ndjson$/.test(f))) {
+    throw new UsageError(`'${dir}' holds an earlier run: record this one elsewhere (--save <new dir>), or remove it first`)
+  }
+  return runDir
+}
+
+/**
+ * The target, not yet started, with the environment that tells its probe where and what to record.
+ * @param {RunOptions} options
+ * @param {string} runDir
+ */
+function probedTarget (options, runDir) {
+  return new TargetProcess(options.command, {
+    env: {
+      HOTPATH_RUN_DIR: runDir,
+      HOTPATH_INTERVAL: String(options.interval),
+      HOTPATH_RUNTIME: options.runtime === false ? '0' : '1',
+      HOTPATH_PROFILE_INTERVAL: String(options.profileInterval),
+      HOTPATH_HEAP_INTERVAL: String(options.heapInterval),
+      // halfway through a load of known length; 5 s into one of unknown length (--on-port, --amount)
+      HOTPATH_HEAP_SPLIT: String(Number.isFinite(options.load.duration ?? 10) && !options.onPort && !options.load.amount
+        ? ((options.load.duration ?? 10) * 1000) / 2
+        : 5000)
+    }
+  })
+}
+
+/**
+ * The load window's load: the user's --on-port command, or the built-in load. A failure is returned, not thrown, so
+ * that the probes are still told the load stopped and the target is still stopped.
+ * @param {RunOptions} options
+ * @param {string} url
+ * @param {number} port
+ * @param {AbortSignal} signal
+ */
+async function driveLoad (options, url, port, signal) {
+  /** @type {import('../load/result.js').LoadResult | null} */
+  let result = null
+  /** @type {RunRecord['onPort']} */
+  let onPort = null
+  /** @type {unknown} */
+  let failure = null
+  try {
+    if (options.onPort) {
+      onPort = { command: options.onPort, code: await runOnPort(options.onPort, port, signal) }
+    } else if (!signal.aborted) {
+      result = await load({ ...options.load, url, signal, onBin: options.onBin })
+    }
+  } catch (err) {
+    failure = err
+  }
+  return { result, onPort, failure }
+}
+
+/**
+ * The machine, and the CPU it, hotpath and other processes used since `start`.
+ * @param {{ busy: number, own: number, processes: ReturnType<typeof processTimes> }} start
+ * @param {TargetProcess} target
+ * @returns {RunRecord['host']}
+ */
+function hostUseSince (start, target) {
+  const cpus = os.cpus()
+  return {
+    cores: cpus.length,
+    busyMs: machineBusyMs() - start.busy,
+    ownCpuMs: ownCpuMs() - start.own,
+    model: cpus[0]?.model ?? 'unknown',
+    platform: os.platform(),
+    release: os.release(),
+    arch: os.arch(),
+    memory: os.totalmem(),
+    processes: busyProcesses(start.processes, processTimes(), new Set([process.pid, target.pid, ...[...target.channel.peers].map(p => Number(p.hello?.pid) || 0)]))
+  }
 }
 
 /** CPU time every core of the machine has spent busy, in ms. */
