@@ -121,3 +121,14 @@ export function linearFit (xs, ys) {
   const slopeStdErr = n > 2 && sxx > 0 ? Math.sqrt(residual / (n - 2) / sxx) : NaN
   return { slope, intercept, r2, slopeStdErr }
 }
+
+/**
+ * Percentile by nearest rank of an unsorted list.
+ * @param {number[]} values
+ * @param {number} p 0..100
+ */
+export function percentile (values, p) {
+  if (values.length === 0) return 0
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]
+}
