@@ -1,6 +1,16 @@
 // What a page needs to show the flame graph: its stylesheet and its script, as text to inline. The HTML report embeds
 // the same component in a larger page with these.
 import { readFileSync } from 'node:fs'
+import { browserScript } from './browser-script.js'
+
+/**
+ * The parts of the graph's browser script (client/), in the order they are joined. Each declares functions only, so
+ * the order is for a stable page, not for correctness; init.js hands the entry point to the page.
+ */
+const CLIENT = [
+  'dom.js', 'format.js', 'view-tree.js', 'graph.js', 'elements.js', 'colors.js', 'draw.js', 'search.js', 'zoom.js',
+  'pointer.js', 'header.js', 'table.js', 'toolbar.js', 'controller.js', 'init.js'
+]
 
 /** @type {{ css: string, js: string } | null} */
 let cached = null
@@ -16,8 +26,7 @@ let cached = null
 export function flameAssets () {
   cached ??= {
     css: readFileSync(new URL('./flame.css', import.meta.url), 'utf8'),
-    // The type-checking reference is for the editor; in the page it would be a stray comment at best.
-    js: readFileSync(new URL('./client.js', import.meta.url), 'utf8').replace(/^\/\/\/ <reference lib="dom" \/>\n/, '')
+    js: browserScript(new URL('./client/', import.meta.url), CLIENT, 'window.HotpathFlame = { init }')
   }
   return cached
 }
