@@ -2,9 +2,16 @@
 // component, and the report's own stylesheet and script. Nothing is fetched when the page opens.
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { browserScript } from '../flame/browser-script.js'
 import { flameAssets } from '../flame/assets.js'
 
 const require = createRequire(import.meta.url)
+
+/** The parts of the report's browser script (client/), in the order they are joined; init.js is its entry point. */
+const CLIENT = [
+  'dom.js', 'units.js', 'chart-specs.js', 'plot.js', 'report.js', 'charts.js', 'flame-panel.js', 'saved-profiles.js',
+  'init.js'
+]
 
 /** @type {{ css: string, js: string } | null} */
 let cached = null
@@ -25,7 +32,7 @@ export function reportAssets () {
       // uPlot's IIFE declares a global `uPlot`; the source map comment would point at a file the page does not have.
       readFileSync(uplotDir + 'uPlot.iife.min.js', 'utf8').replace(/\n?\/\/# sourceMappingURL=\S+\s*$/, ''),
       flame.js,
-      own('./client.js').replace(/^\/\/\/ <reference lib="dom" \/>\n/, '')
+      browserScript(new URL('./client/', import.meta.url), CLIENT, 'window.HotpathReport = { init }')
     ].join('\n;\n')
   }
   return cached
