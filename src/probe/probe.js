@@ -1,3 +1,5 @@
+// The probe composes the samplers, the wait tracer's duty cycle and the event log of one thread: they share its
+// clock and its sample timer, so it stays one module (the load window's profiles are in load-profiles.js).
 import { join } from 'node:path'
 import cluster from 'node:cluster'
 import v8 from 'node:v8'

@@ -1,3 +1,6 @@
+// One piece on purpose: the async hooks below share the tracer's private id tables and per-slot budgets on every
+// promise and callback of the process; splitting them across modules would put a property lookup on that path.
+// What the spans mean, where a wait began, on what, and how a request is written live in the wait-*.js modules.
 import { AsyncResource, createHook, executionAsyncId, executionAsyncResource } from 'node:async_hooks'
 import { performance } from 'node:perf_hooks'
 import { CAUSE, CAUSE_TRIPS, CTX, DEFERRALS, SPAN } from './wait-spans.js'
