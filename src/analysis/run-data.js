@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path'
 import { UsageError } from '../errors.js'
 import { correctUtilization } from './profile-utilization.js'
 import { PROFILE_KINDS, readThread } from './run-events.js'
-import { profileProblem } from './run-profile-check.js'
+import { checkedProfile } from './run-profile-check.js'
 
 /**
  * @typedef {object} ThreadRecord
@@ -44,6 +44,8 @@ import { profileProblem } from './run-profile-check.js'
  * @property {ThreadRecord[]} threads
  * @property {RunDamage[]} damage files of the run that could not be read whole: what they held is missing from
  *   `threads` (a damaged profile is dropped from its thread's `profiles`)
+ * @property {Map<string, any>} [profiles] the profiles read while checking them, by file name: each is read and
+ *   parsed once, however many parts of the analysis and the report use it
  */
 
 /**
@@ -91,7 +93,7 @@ export function readRun (dir) {
     .map(f => readThread(join(abs, f), damage))
     .filter(t => t !== null)
     .sort((a, b) => a.pid - b.pid || a.threadId - b.threadId)
-  const data = { dir: abs, run, threads, damage }
+  const data = { dir: abs, run, threads, damage, profiles: new Map() }
   for (const t of threads) checkProfiles(data, t, names)
   // libuv misreads utilisation while the CPU profiler runs; the profile itself knows (see profile-utilization.js)
   for (const t of threads) {
@@ -119,8 +121,11 @@ function checkProfiles (data, t, names) {
     if (t.profiles[kind] === undefined && logDamaged && names.includes(own)) t.profiles[kind] = own
     const name = t.profiles[kind]
     if (name === undefined) continue
-    const problem = profileProblem(data.dir, name, kind)
-    if (problem === null) continue
+    const { profile, problem } = checkedProfile(data.dir, name, kind)
+    if (problem === null) {
+      data.profiles?.set(name, profile)
+      continue
+    }
     data.damage.push({ file: join(data.dir, name), kind, pid: t.pid, threadId: t.threadId, problem })
     delete t.profiles[kind]
   }
@@ -134,6 +139,8 @@ function checkProfiles (data, t, names) {
  */
 export function readRunProfile (data, name) {
   if (!name || !/^[\w.-]+$/.test(name)) return null
+  const checked = data.profiles?.get(name)
+  if (checked !== undefined) return checked
   try {
     return JSON.parse(readFileSync(join(data.dir, name), 'utf8'))
   } catch {

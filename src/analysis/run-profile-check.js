@@ -4,35 +4,37 @@ import { join } from 'node:path'
 import { parseCpuProfile, parseHeapProfile } from '../profile/cpuprofile.js'
 
 /**
- * What is wrong with a profile file of the run, or null when it reads as the profile it should be.
+ * Reads a profile file of the run: the profile, or what is wrong with it when it does not read as the profile it
+ * should be.
  * @param {string} dir
  * @param {string} name
  * @param {'cpu' | 'heapAllocations' | 'heapRetained'} kind
- * @returns {string | null}
+ * @returns {{ profile: any, problem: null } | { profile: null, problem: string }}
  */
-export function profileProblem (dir, name, kind) {
-  if (!/^[\w.-]+$/.test(name)) return 'its name points outside the run directory'
+export function checkedProfile (dir, name, kind) {
+  const problem = (/** @type {string} */ why) => ({ profile: null, problem: why })
+  if (!/^[\w.-]+$/.test(name)) return problem('its name points outside the run directory')
   let text
   try {
     text = readFileSync(join(dir, name), 'utf8')
   } catch (err) {
     const code = /** @type {NodeJS.ErrnoException} */ (err).code
-    return code === 'ENOENT' ? 'missing' : `unreadable: ${code ?? err}`
+    return problem(code === 'ENOENT' ? 'missing' : `unreadable: ${code ?? err}`)
   }
   let json
   try {
     json = JSON.parse(text)
   } catch {
-    return jsonProblem(text)
+    return problem(jsonProblem(text))
   }
   try {
     if (kind === 'cpu') parseCpuProfile(json, name)
     else parseHeapProfile(json, name)
   } catch (err) {
     const why = /** @type {Error} */ (err).message.replace(/^.*? is not a valid \.\w+: /, '')
-    return `not a ${kind === 'cpu' ? 'CPU' : 'heap'} profile: ${why}`
+    return problem(`not a ${kind === 'cpu' ? 'CPU' : 'heap'} profile: ${why}`)
   }
-  return null
+  return { profile: json, problem: null }
 }
 
 /**
