@@ -12,6 +12,7 @@ import { formatChange, openInBrowser, relativeChange, renderCompareReport, runFi
 import { wordDiagnosis } from '../report/words/diagnosis.js'
 import { readJsonFile } from '../read-json.js'
 import { numberFlag } from './args.js'
+import { LOAD_FAILED } from './exit-codes.js'
 
 /** @type {import('./args.js').CommandSpec} */
 export const spec = {
@@ -72,7 +73,7 @@ export async function run ({ values, positionals }, io) {
   if (reportFile !== undefined) await writeReport(reportFile, a, b, values, io)
 
   // A failed load measured its failures, not the server: no comparison with it passes.
-  if (failed.length > 0) return 3
+  if (failed.length > 0) return LOAD_FAILED
   if (maxRegression !== undefined) {
     const gate = rows.filter(r => ['Requests/s', 'Latency p50', 'Latency p99'].includes(r.figure))
     const failed = gate.filter(r => r.verdict === 'worse' && Math.abs(r.change) * 100 > maxRegression)

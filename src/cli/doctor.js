@@ -8,6 +8,7 @@ import { wordDiagnosis } from '../report/words/diagnosis.js'
 import { openInBrowser, renderReport } from '../report/html/index.js'
 import { numberFlag } from './args.js'
 import { recordFromFlags, TARGET_FLAGS } from './target-run.js'
+import { outcomeExit } from './exit-codes.js'
 
 /** @type {import('./args.js').CommandSpec} */
 export const spec = {
@@ -63,22 +64,20 @@ export async function run ({ values, positionals, command }, io) {
   })
   io.stderr.write('Analysing…\n')
   const diagnosis = wordDiagnosis(diagnose(readRun(runDir)))
-  const code = exitCode(diagnosis, await report(diagnosis, jsonFile, values, io))
-  return code === 130 && record.interruptedBy === 'SIGTERM' ? 143 : code
+  return exitCode(diagnosis, await report(diagnosis, jsonFile, values, io), record.interruptedBy)
 }
 
 /**
  * 0 only when the run measured what was asked: 4 when the target failed, 3 when the load did, 130 when interrupted
- * (143 by SIGTERM, told by the caller),
- * 2 when files of the run are damaged and the verdict or its culprits rest on less than was recorded (an input file
+ * (143 by SIGTERM), 2 when files of the run are damaged and the verdict or its culprits rest on less than was recorded (an input file
  * that is invalid, which one said first), else what --fail-on-problem says.
  * @param {import('../report/words/diagnosis.js').Diagnosis} diagnosis
  * @param {number} code
+ * @param {NodeJS.Signals | null} [interruptedBy] the signal that stopped a live run (a saved run only knows it was)
  */
-function exitCode (diagnosis, code) {
-  if (diagnosis.failure?.category === 'target-failed') return 4
-  if (diagnosis.failure?.category === 'load-failed') return 3
-  if (diagnosis.run.aborted) return 130
+function exitCode (diagnosis, code, interruptedBy = null) {
+  const failed = outcomeExit({ failure: diagnosis.failure, interruptedBy: diagnosis.run.aborted ? interruptedBy ?? 'SIGINT' : null })
+  if (failed !== 0) return failed
   if (diagnosis.warnings.some(w => w.affects !== 'nothing')) return 2
   return code
 }

@@ -11,6 +11,7 @@ import { runFailure } from '../analysis/run-failure.js'
 import { excerpt } from '../report/doctor-text.js'
 import { numberFlag } from './args.js'
 import { recordFromFlags, TARGET_FLAGS } from './target-run.js'
+import { outcomeExit } from './exit-codes.js'
 
 // µs between CPU samples. Each sample costs the profiled server ~60–90 µs of its core on a small VM (V8's profiler
 // thread wakes and signals the main thread: context switches and cache misses, perf shows), so at 1 ms a saturated
@@ -80,7 +81,7 @@ export async function run (args, io) {
     }
   }
   report(result, { json: values.json === true, top, outcome }, io)
-  return outcomeCode(outcome)
+  return outcomeExit(outcome)
 }
 
 /**
@@ -104,17 +105,6 @@ function outcomeHeadline ({ failure, interruptedBy, at }) {
   if (failure?.category === 'load-failed') return `the load failed (${failure.what}); the flame graph shows the server giving those answers`
   if (interruptedBy !== null) return `interrupted (${interruptedBy})${at === undefined ? '' : ` after ${at.toFixed(1)} s of load`}; the flame graph covers the run until then`
   return null
-}
-
-/**
- * @param {Outcome} outcome
- * @returns {number} 4 when the target failed, 3 when the load did, 130 / 143 when interrupted, else 0
- */
-function outcomeCode ({ failure, interruptedBy }) {
-  if (failure?.category === 'target-failed') return 4
-  if (failure?.category === 'load-failed') return 3
-  if (interruptedBy !== null) return interruptedBy === 'SIGTERM' ? 143 : 130
-  return 0
 }
 
 /**
@@ -146,8 +136,8 @@ async function captureLive (values, command, io) {
     if (profiles.length === 0) {
       const headline = outcomeHeadline(outcome)?.replace(/; the flame graph .*$/, '')
       const message = `${headline ?? 'the target did not profile itself (do its processes run node?)'}; no CPU profile was recorded`
-      if (failure === null && record.interruptedBy !== null) throw new UsageError(message, outcomeCode(outcome))
-      throw new TargetError(message, { exitCode: failure ? outcomeCode(outcome) : 4, stderr: record.stderr })
+      if (failure === null && record.interruptedBy !== null) throw new UsageError(message, outcomeExit(outcome))
+      throw new TargetError(message, { exitCode: failure ? outcomeExit(outcome) : 4, stderr: record.stderr })
     }
     const main = data.threads.find(t => serving.has(t.pid)) ?? data.threads[0]
     return { captured: { type: 'cpu', profiles, appRoot: main ? appRootOf(main.hello, data.run.cwd) : undefined }, outcome }

@@ -8,6 +8,7 @@ import { Progress } from '../report/progress.js'
 import { describeExit, TargetProcess } from '../run/target-process.js'
 import { durationFlag, numberFlag } from './args.js'
 import { LOAD_FLAGS, loadOptionsFromFlags } from './load-options.js'
+import { LOAD_FAILED, signalExit, TARGET_FAILED } from './exit-codes.js'
 
 /** @type {import('./args.js').CommandSpec} */
 export const spec = {
@@ -184,14 +185,9 @@ async function report (result, values, io, stop, target) {
   }
   if (crashed && target) for (const line of target.tail()) io.stderr.write(`  | ${line}\n`)
   if (stop.signalled !== null) return signalExit(stop.signalled)
-  if (crashed) return 4
-  if (result.failed) return 3
+  if (crashed) return TARGET_FAILED
+  if (result.failed) return LOAD_FAILED
   return 0
-}
-
-/** @param {NodeJS.Signals} signal */
-function signalExit (signal) {
-  return signal === 'SIGTERM' ? 143 : 130
 }
 
 /**
