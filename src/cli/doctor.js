@@ -13,7 +13,7 @@ import { outcomeExit } from './exit-codes.js'
 /** @type {import('./args.js').CommandSpec} */
 export const spec = {
   name: 'doctor',
-  usage: 'hotpath doctor [options] -- <command...>\n       hotpath doctor --analyse <run-dir>',
+  usage: 'hotpath doctor [options] -- <command...>\n       hotpath doctor [options] --attach <pid>\n       hotpath doctor --analyse <run-dir>',
   summary: 'Start a server with hotpath\'s probe, load it, and say which class of problem it has — event-loop, io, gc,\n' +
     'memory-leak or healthy — with the evidence, the function, file and line to blame, and what to do. Works for any\n' +
     'command that runs node (node app.js, npm start, node --import tsx app.ts), cluster workers and worker threads.',
@@ -35,6 +35,7 @@ export const spec = {
     '  hotpath doctor -- node server.js\n' +
     '  hotpath doctor -c 50 -d 20 --path /api/items --json diagnosis.json -- npm start\n' +
     '  hotpath doctor --on-port \'hotpath load -R 500 -d 30 http://127.0.0.1:$PORT/\' -- node server.js\n' +
+    '  hotpath doctor --attach 4242       # a server already running, started without hotpath (Linux)\n' +
     'The rules behind each verdict: docs/diagnosis.md'
 }
 
@@ -49,11 +50,11 @@ export async function run ({ values, positionals, command }, io) {
   const jsonFile = str('json')
 
   if (str('analyse') !== undefined) {
-    if (command.length > 0) throw new UsageError('give either --analyse <dir> or -- <command>, not both')
+    if (command.length > 0 || values.attach !== undefined) throw new UsageError(`give either --analyse <dir> or ${command.length > 0 ? '-- <command>' : '--attach <pid>'}, not both`)
     const diagnosis = wordDiagnosis(diagnose(readRun(/** @type {string} */ (str('analyse')))))
     return exitCode(diagnosis, await report(diagnosis, jsonFile, values, io))
   }
-  if (command.length === 0) throw new UsageError('doctor needs the server command after -- (e.g. hotpath doctor -- node server.js)')
+  if (command.length === 0 && values.attach === undefined) throw new UsageError('doctor needs the server command after -- (e.g. hotpath doctor -- node server.js), or --attach <pid>')
 
   const runDir = str('save') ?? join('.hotpath', `${new Date().toISOString().replace(/[:.]/g, '-')}-doctor`)
   const record = await recordFromFlags(values, command, io, {

@@ -22,7 +22,7 @@ const DEFAULT_INTERVAL = 2000
 /** @type {import('./args.js').CommandSpec} */
 export const spec = {
   name: 'flame',
-  usage: 'hotpath flame --from <file.cpuprofile> [options]\n       hotpath flame [load options] -- <command...>',
+  usage: 'hotpath flame --from <file.cpuprofile> [options]\n       hotpath flame [load options] -- <command...>\n       hotpath flame [load options] --attach <pid>',
   summary: 'Profile a server under load, or render a profile already recorded, into a self-contained interactive flame\n' +
     'graph (.html), pprof (.pb.gz: go tool pprof, Pyroscope, speedscope) and collapsed stacks (.txt: flamegraph.pl),\n' +
     'and name the functions to blame with their file and line.',
@@ -41,6 +41,7 @@ export const spec = {
     '  node --cpu-prof server.js            # writes CPU.<date>.<pid>.cpuprofile on exit\n' +
     '  hotpath flame --from CPU.20260101.120000.4242.0.001.cpuprofile -o flame\n' +
     '  hotpath flame --from profiles/cpu-4242.cpuprofile   # written by hotpath/runtime on SIGUSR2\n' +
+    '  hotpath flame -d 20 --attach 4242    # a server already running, started without hotpath (Linux)\n' +
     'The .html opens from disk in any browser, without network.'
 }
 
@@ -53,8 +54,9 @@ export async function run (args, io) {
   const { values, positionals, command } = args
   const from = /** @type {string[] | undefined} */ (values.from) ?? []
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}' (profiles are given with --from)`)
-  if (from.length > 0 && command.length > 0) throw new UsageError('give either --from <file> or -- <command>, not both')
-  if (from.length === 0 && command.length === 0) throw new UsageError('flame needs --from <file.cpuprofile> or -- <command> (see hotpath flame --help)')
+  const attach = values.attach !== undefined
+  if (from.length > 0 && (command.length > 0 || attach)) throw new UsageError(`give either --from <file> or ${attach ? '--attach <pid>' : '-- <command>'}, not both`)
+  if (from.length === 0 && command.length === 0 && !attach) throw new UsageError('flame needs --from <file.cpuprofile>, -- <command> or --attach <pid> (see hotpath flame --help)')
   const top = Number(values.top ?? 5)
   if (!Number.isInteger(top) || top < 0) throw new UsageError(`--top must be a non-negative integer, got '${values.top}'`)
   const live = from.length > 0 ? null : await captureLive(values, command, io)
@@ -62,7 +64,7 @@ export async function run (args, io) {
   const appRoot = typeof values['app-root'] === 'string' ? resolve(values['app-root']) : liveRoot
   const output = await outputBase(/** @type {string | undefined} */ (values.output), from[0])
   const title = /** @type {string | undefined} */ (values.title) ??
-    (from.length > 0 ? from.map(f => basename(f)).join(', ') : command.join(' '))
+    (from.length > 0 ? from.map(f => basename(f)).join(', ') : live?.command.join(' ') ?? command.join(' '))
   const result = await writeProfileFiles(captured, {
     output,
     title,
@@ -114,7 +116,7 @@ function outcomeHeadline ({ failure, interruptedBy, at }) {
  * @param {Record<string, unknown>} values
  * @param {string[]} command
  * @param {import('./main.js').Io} io
- * @returns {Promise<{ captured: Parameters<typeof writeProfileFiles>[0] & { appRoot?: string }, outcome: Outcome }>}
+ * @returns {Promise<{ captured: Parameters<typeof writeProfileFiles>[0] & { appRoot?: string }, outcome: Outcome, command: string[] }>}
  */
 async function captureLive (values, command, io) {
   const profileInterval = /** @type {number} */ (numberFlag('interval', /** @type {string | undefined} */ (values.interval) ?? String(DEFAULT_INTERVAL), { integer: true }))
@@ -140,7 +142,7 @@ async function captureLive (values, command, io) {
       throw new TargetError(message, { exitCode: failure ? outcomeExit(outcome) : 4, stderr: record.stderr })
     }
     const main = data.threads.find(t => serving.has(t.pid)) ?? data.threads[0]
-    return { captured: { type: 'cpu', profiles, appRoot: main ? appRootOf(main.hello, data.run.cwd) : undefined }, outcome }
+    return { captured: { type: 'cpu', profiles, appRoot: main ? appRootOf(main.hello, data.run.cwd) : undefined }, outcome, command: record.command }
   } finally {
     await rm(runDir, { recursive: true, force: true })
   }

@@ -13,6 +13,7 @@ export const TARGET_FLAGS = {
   ...LOAD_FLAGS,
   path: { type: 'string', value: 'path', description: 'the path to load', default: '/' },
   port: { type: 'string', value: 'N', description: 'load this port (default: the first one the target listens on)' },
+  attach: { type: 'string', value: 'pid', description: 'attach to this running Node process instead of starting one (Linux, same user or root; see README)' },
   'listen-timeout': { type: 'string', value: 'time', description: 'how long to wait for the target to listen', default: '30s' },
   'on-port': { type: 'string', value: 'command', description: 'run this shell command as the load instead ($PORT is set)' },
   'no-progress': { type: 'boolean', description: 'no progress bar' }
@@ -45,8 +46,11 @@ export async function recordFromFlags (values, command, io, probe) {
     interruptedBy ??= signal ?? 'SIGINT'
     abort.abort()
   })
+  const attach = numberFlag('attach', str('attach'), { integer: true })
+  if (attach !== undefined && command.length > 0) throw new UsageError('give either --attach <pid> or -- <command>, not both')
   const record = await recordRun({
     command,
+    attach,
     load: loadOptions,
     path,
     port,

@@ -6,11 +6,13 @@ import { load } from '../load/load.js'
 import { UsageError } from '../errors.js'
 import { VERSION } from '../version.js'
 import { TargetProcess } from './target-process.js'
+import { attachedTarget } from './attach.js'
 import { busyProcesses, processTimes } from './processes.js'
 
 /**
  * @typedef {object} RunOptions
- * @property {string[]} command the target, e.g. ['node', 'server.js']
+ * @property {string[]} command the target, e.g. ['node', 'server.js']; empty with `attach`
+ * @property {number} [attach] the pid of a running Node process to attach the probe to, instead of starting `command`
  * @property {string} runDir where the run is recorded (created if needed)
  * @property {Omit<import('../load/load.js').LoadOptions, 'url'>} load built-in load options
  * @property {string} path what to load on the target
@@ -33,6 +35,7 @@ import { busyProcesses, processTimes } from './processes.js'
  * @property {'hotpath-run'} kind
  * @property {string} version
  * @property {string[]} command
+ * @property {number} [attached] the pid the probe was attached to (`--attach`): the command is that process's
  * @property {string} cwd
  * @property {number} startedAt epoch ms
  * @property {{ pid: number, port: number, host: string, tls: boolean }} listening what was loaded
@@ -106,7 +109,8 @@ export async function recordRun (options) {
   const record = {
     kind: 'hotpath-run',
     version: VERSION,
-    command: options.command,
+    command: target.command,
+    ...(options.attach ? { attached: options.attach } : {}),
     cwd: process.cwd(),
     startedAt,
     listening: { pid: listening.pid, port: listening.port, host: listening.host, tls: listening.tls },
@@ -140,24 +144,24 @@ function freshRunDir (dir) {
 }
 
 /**
- * The target, not yet started, with the environment that tells its probe where and what to record.
+ * The target, not yet started, with the environment that tells its probe where and what to record (an attached
+ * target's probe gets the same settings as arguments).
  * @param {RunOptions} options
  * @param {string} runDir
  */
 function probedTarget (options, runDir) {
-  return new TargetProcess(options.command, {
-    env: {
-      HOTPATH_RUN_DIR: runDir,
-      HOTPATH_INTERVAL: String(options.interval),
-      HOTPATH_RUNTIME: options.runtime === false ? '0' : '1',
-      HOTPATH_PROFILE_INTERVAL: String(options.profileInterval),
-      HOTPATH_HEAP_INTERVAL: String(options.heapInterval),
-      // halfway through a load of known length; 5 s into one of unknown length (--on-port, --amount)
-      HOTPATH_HEAP_SPLIT: String(Number.isFinite(options.load.duration ?? 10) && !options.onPort && !options.load.amount
-        ? ((options.load.duration ?? 10) * 1000) / 2
-        : 5000)
-    }
-  })
+  const env = {
+    HOTPATH_RUN_DIR: runDir,
+    HOTPATH_INTERVAL: String(options.interval),
+    HOTPATH_RUNTIME: options.runtime === false ? '0' : '1',
+    HOTPATH_PROFILE_INTERVAL: String(options.profileInterval),
+    HOTPATH_HEAP_INTERVAL: String(options.heapInterval),
+    // halfway through a load of known length; 5 s into one of unknown length (--on-port, --amount)
+    HOTPATH_HEAP_SPLIT: String(Number.isFinite(options.load.duration ?? 10) && !options.onPort && !options.load.amount
+      ? ((options.load.duration ?? 10) * 1000) / 2
+      : 5000)
+  }
+  return options.attach ? attachedTarget(options.attach, { env }) : new TargetProcess(options.command, { env })
 }
 
 /**

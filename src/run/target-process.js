@@ -61,18 +61,7 @@ export class TargetProcess {
   /** Starts the command; rejects with a UsageError when it cannot be run at all. */
   async start () {
     await this.channel.listen()
-    this.channel.on('message', (msg) => {
-      if (msg.type === 'listening') {
-        const local = msg.address === '::' || msg.address === '0.0.0.0' || msg.address === ''
-        this.listening.push({
-          pid: msg.pid,
-          port: msg.port,
-          host: local ? '127.0.0.1' : msg.address,
-          tls: Boolean(msg.tls),
-          ...(typeof msg.http === 'boolean' ? { http: msg.http } : {})
-        })
-      }
-    })
+    this.collectListening()
     const preload = this.opts.preload ?? PRELOAD
     const nodeOptions = [process.env.NODE_OPTIONS, `--import=${preload}`].filter(Boolean).join(' ')
     const child = spawn(this.command[0], this.command.slice(1), {
@@ -100,6 +89,22 @@ export class TargetProcess {
         : `cannot start ${this.command[0]}: ${failure.code ?? failure.message}`)
     }
     return this
+  }
+
+  /** Keeps what the probes report listening (an attached target's probe reports the same: attach.js). */
+  collectListening () {
+    this.channel.on('message', (msg) => {
+      if (msg.type === 'listening') {
+        const local = msg.address === '::' || msg.address === '0.0.0.0' || msg.address === ''
+        this.listening.push({
+          pid: msg.pid,
+          port: msg.port,
+          host: local ? '127.0.0.1' : msg.address,
+          tls: Boolean(msg.tls),
+          ...(typeof msg.http === 'boolean' ? { http: msg.http } : {})
+        })
+      }
+    })
   }
 
   get pid () {

@@ -9,6 +9,8 @@ import tls from 'node:tls'
 /** @type {Set<SocketWatcher>} the watchers active now: the hooks stay for the process's life, idle while it is empty */
 export const watchers = new Set()
 let hooked = false
+/** @type {{ connect: Function, wrapped: Function, tlsConnect: Function, tlsWrapped: Function } | null} */
+let originals = null
 
 /**
  * Client sockets all pass through net.Socket.prototype.connect (net.connect, new net.Socket().connect, http's and
@@ -45,6 +47,21 @@ export function hookConnect () {
     }
     return socket
   }
+  originals = { connect, wrapped: proto.connect, tlsConnect, tlsWrapped: tlsModule.connect }
+}
+
+/**
+ * Puts both doors back, for a probe that leaves a process it was attached to (attach-entry.js). A wrapper that was
+ * wrapped again since stays, idle: removing it would drop the other wrapper too.
+ */
+export function unhookConnect () {
+  if (originals === null) return
+  const proto = /** @type {any} */ (net.Socket.prototype)
+  const tlsModule = /** @type {any} */ (tls)
+  if (proto.connect === originals.wrapped) proto.connect = originals.connect
+  if (tlsModule.connect === originals.tlsWrapped) tlsModule.connect = originals.tlsConnect
+  originals = null
+  hooked = false
 }
 
 /** @type {WeakSet<object>} */

@@ -1,0 +1,147 @@
+// The probe of a process hotpath did not start (`--attach <pid>`): installed late through the inspector, on the main
+// thread only, and taken out again completely when hotpath says `detach` — or when hotpath's end of the channel goes
+// away. Unlike preload.js it never stops the target: hotpath gone means the probe leaves, and the process serves on.
+import http from 'node:http'
+import https from 'node:https'
+import inspector from 'node:inspector'
+import net from 'node:net'
+import tls from 'node:tls'
+import { openChannel } from './channel.js'
+import { Probe } from './probe.js'
+import { unhookConnect } from '../sampling/connect-hook.js'
+
+/** Marks a process that has a probe attached now: a second hotpath must not attach over it. */
+const ATTACHED = Symbol.for('hotpath.attached')
+
+/**
+ * @typedef {object} AttachSettings the spawned probe's environment (preload.js), as arguments: the process is running
+ * @property {string} HOTPATH_CHANNEL
+ * @property {string} HOTPATH_RUN_DIR
+ * @property {string} [HOTPATH_INTERVAL]
+ * @property {string} [HOTPATH_RUNTIME]
+ * @property {string} [HOTPATH_PROFILE_INTERVAL]
+ * @property {string} [HOTPATH_HEAP_INTERVAL]
+ * @property {string} [HOTPATH_HEAP_SPLIT]
+ */
+
+/**
+ * Starts the probe in this process and reports the servers already listening. Called once, from the inspector.
+ * @param {AttachSettings} settings
+ * @returns {{ ok: true, pid: number } | { ok: false, reason: string }}
+ */
+export function attach (settings) {
+  const g = /** @type {any} */ (globalThis)
+  if (g[ATTACHED]) return { ok: false, reason: 'another hotpath is attached to it' }
+  /** @type {Probe | null} */
+  let probe = null
+  /** @type {(() => Promise<void>) | null} */
+  let leave = null
+  const channel = openChannel(settings.HOTPATH_CHANNEL, (command) => {
+    if (command?.type === 'detach') leave?.().then(() => channel.send({ type: 'detached', pid: process.pid, threadId: 0 }))
+    else probe?.onCommand(command)
+  }, () => { leave?.() })
+  probe = new Probe({
+    runDir: settings.HOTPATH_RUN_DIR,
+    channel,
+    interval: Number(settings.HOTPATH_INTERVAL ?? 10),
+    runtime: settings.HOTPATH_RUNTIME !== '0',
+    profileInterval: Number(settings.HOTPATH_PROFILE_INTERVAL ?? 1000),
+    heapInterval: Number(settings.HOTPATH_HEAP_INTERVAL ?? 0),
+    heapSplit: Number(settings.HOTPATH_HEAP_SPLIT ?? 5000)
+  })
+  const p = probe
+  const final = () => p.final()
+  process.on('exit', final)
+  p.start()
+  const watched = watchServers(p, channel)
+  g[ATTACHED] = true
+  let left = false
+  leave = async () => {
+    if (left) return
+    left = true
+    try {
+      if (p.loading) await p.loadStop()
+      p.flush()
+      remove(p)
+      for (const { server, event, listener } of watched) server.removeListener(event, listener)
+      process.removeListener('exit', final)
+    } catch {}
+    delete g[ATTACHED]
+    // The inspector hotpath opened is closed once the probe is in (closeInspector); make sure of it on leaving too.
+    if (inspector.url() !== undefined) { try { inspector.close() } catch {} }
+    channel.close()
+  }
+  return { ok: true, pid: process.pid }
+}
+
+/**
+ * Closes the inspector hotpath opened, once its own connection is gone: the probe talks over its channel from now on,
+ * and an open inspector is a door anyone on the machine may use.
+ */
+export function closeInspector () {
+  setTimeout(() => { try { inspector.close() } catch {} }, 50)
+}
+
+/**
+ * The servers already listening — the probe came after their listen() — reported as preload.js reports new ones,
+ * with the listeners the probe added to each, to take off again.
+ * @param {Probe} probe
+ * @param {ReturnType<typeof openChannel>} channel
+ */
+function watchServers (probe, channel) {
+  /** @type {{ server: net.Server, event: string, listener: (...args: any[]) => void }[]} */
+  const added = []
+  const handles = typeof (/** @type {any} */ (process))._getActiveHandles === 'function' ? /** @type {any} */ (process)._getActiveHandles() : []
+  for (const server of handles) {
+    if (!(server instanceof net.Server) || !server.listening) continue
+    const address = server.address()
+    if (address === null || typeof address !== 'object') continue
+    /** @type {Map<string, Function[]>} */
+    const before = new Map(['request', 'connection', 'secureConnection'].map(e => [e, server.listeners(e)]))
+    probe.onListening(address.port, address.address, server)
+    for (const [event, old] of before) {
+      for (const listener of server.listeners(event)) {
+        if (!old.includes(listener)) added.push({ server, event, listener: /** @type {any} */ (listener) })
+      }
+    }
+    channel.send({
+      type: 'listening',
+      pid: process.pid,
+      threadId: 0,
+      port: address.port,
+      address: address.address,
+      family: address.family,
+      tls: server instanceof tls.Server,
+      http: server instanceof http.Server || server instanceof https.Server
+    })
+  }
+  return added
+}
+
+/**
+ * Takes every hook of the probe out: its timers and delay monitor, async hooks, diagnostics-channel subscriptions,
+ * prototype wrappers, and the write/push wrappers on client sockets still open.
+ * @param {Probe} probe
+ */
+function remove (probe) {
+  probe.disarmWaits()
+  probe.sampler.stop()
+  probe.requests.stop()
+  probe.listeners.stop()
+  probe.agents.stop()
+  probe.outgoing.stop()
+  probe.sockets.stop()
+  probe.pools.stop()
+  if (probe.flushTimer !== null) clearInterval(probe.flushTimer)
+  probe.flushTimer = null
+  unhookConnect()
+  const handles = typeof (/** @type {any} */ (process))._getActiveHandles === 'function' ? /** @type {any} */ (process)._getActiveHandles() : []
+  for (const socket of handles) {
+    if (!(socket instanceof net.Socket)) continue
+    const s = /** @type {any} */ (socket)
+    // The socket watcher's wrappers (sockets.js) are own properties over the prototype's methods: without them the
+    // socket uses the prototype's again, which is what net.Socket's connect() leaves there.
+    if (Object.hasOwn(s, 'write') && s.write.name === 'watchedWrite') delete s.write
+    if (Object.hasOwn(s, 'push') && s.push.name === 'watchedPush') delete s.push
+  }
+}

@@ -1,0 +1,328 @@
+// `--attach <pid>`: the probe put into a Node process hotpath did not start. Its inspector is opened as SIGUSR1 opens it
+// (process._debugProcess), the probe is installed through it, and it is closed again at once: the probe talks over its
+// channel like a preloaded one. On stop the probe takes every hook out and the process serves on as before.
+import { chownSync, readFileSync, readdirSync, readlinkSync } from 'node:fs'
+import { basename } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { TargetError, UsageError } from '../errors.js'
+import { connectInspector, inspectorTargets } from './inspector-client.js'
+import { TargetProcess } from './target-process.js'
+
+const LOADER = fileURLToPath(new URL('../probe/attach-loader.cjs', import.meta.url))
+const ENTRY = new URL('../probe/attach-entry.js', import.meta.url).href
+const DEFAULT_INSPECTOR_PORT = 9229
+/** ms the target is given to open its inspector after the signal, and to close it after the install */
+const INSPECTOR_WAIT = 5000
+
+/**
+ * A running Node process with hotpath's probe attached: the same shape as a started TargetProcess (channel,
+ * listening, waitForListening, exited, stop), so that a run drives either. Stopping it detaches; it never kills.
+ */
+export class AttachedTarget extends TargetProcess {
+  /**
+   * @param {number} pid
+   * @param {{ env: Record<string, string> }} opts the probe's settings, as a spawned target gets them in its environment
+   */
+  constructor (pid, opts) {
+    const info = inspectProcess(pid)
+    super(info.argv.length > 0 ? info.argv : [info.exe], opts)
+    this.targetPid = pid
+    this.uid = info.uid
+    this.gid = info.gid
+    /** @type {NodeJS.Timeout | null} */
+    this.watchTimer = null
+  }
+
+  get pid () {
+    return this.targetPid
+  }
+
+  /** Opens the target's inspector, installs the probe through it and closes it again; refuses with one line when it cannot. */
+  async start () {
+    const pid = this.targetPid
+    const port = configuredInspectorPort(pid)
+    const owner = listeningOwner(pid, port)
+    if (owner !== null) {
+      this.channel.close()
+      if (owner === 'target') throw new UsageError(`pid ${pid} has its inspector open already (port ${port}): a debugger may be using it, and hotpath does not share it`)
+      throw new UsageError(`port ${port}, where pid ${pid} would open its inspector, is taken by another process`)
+    }
+    await this.channel.listen()
+    this.collectListening()
+    this.shareWithTarget()
+    const before = new Set(listeningSockets(pid).map(s => s.inode))
+    try {
+      /** @type {any} */ (process)._debugProcess(pid)
+    } catch (err) {
+      this.channel.close()
+      throw new UsageError(`cannot open the inspector of pid ${pid}: ${/** @type {NodeJS.ErrnoException} */ (err).code ?? /** @type {Error} */ (err).message}`)
+    }
+    try {
+      const inspector = await waitFor(() => listeningSockets(pid).find(s => !before.has(s.inode)), INSPECTOR_WAIT)
+      if (inspector === undefined) throw new UsageError(`pid ${pid} did not open its inspector within ${INSPECTOR_WAIT / 1000} s (was it started with --disable-sigusr1 or without inspector support?)`)
+      await this.install(inspector)
+      const closed = await waitFor(() => listeningSockets(pid).some(s => s.inode === inspector.inode) ? undefined : true, INSPECTOR_WAIT)
+      if (closed === undefined) throw new TargetError(`pid ${pid} did not close its inspector after the probe was installed`, { exitCode: 70 })
+    } catch (err) {
+      this.channel.close()
+      throw err
+    }
+    this.watchExit()
+    return this
+  }
+
+  /**
+   * @param {{ address: string, port: number }} inspector
+   */
+  async install (inspector) {
+    const pid = this.targetPid
+    const loopback = inspector.address === '127.0.0.1' || inspector.address === '::1'
+    const targets = await inspectorTargets(inspector.port)
+    const url = targets[0]?.webSocketDebuggerUrl
+    if (url === undefined) throw new UsageError(`the inspector of pid ${pid} lists no target to connect to`)
+    const session = await connectInspector(url.replace(/^ws:\/\/[^/]+/, `ws://127.0.0.1:${inspector.port}`))
+    /** @param {string} expression */
+    const evaluate = async (expression) => {
+      const r = await session.call('Runtime.evaluate', { expression, includeCommandLineAPI: true, awaitPromise: true, returnByValue: true })
+      if (r.exceptionDetails) throw new Error(r.exceptionDetails.exception?.description?.split('\n')[0] ?? r.exceptionDetails.text)
+      return r.result?.value
+    }
+    // Whatever happens next, the inspector is closed again: a moment after this answer, so that the answer gets out.
+    // The command line's `require` exists only while the expression runs: taken along into the timer. Never throws.
+    const close = () => evaluate('(r => { setTimeout(() => { try { r("node:inspector").close() } catch {} }, 50); return true })(require)').catch(() => {})
+    try {
+      if (!loopback) throw new UsageError(`pid ${pid} opened its inspector on ${inspector.address}, not on 127.0.0.1 (its --inspect-port names a host): hotpath closed it again and did not attach`)
+      const version = String(await evaluate('process.versions.node'))
+      if (Number(version.split('.')[0]) < 20 || await evaluate('typeof process._getActiveHandles') !== 'function') {
+        throw new UsageError(`pid ${pid} runs Node ${version}: attaching needs Node 20 or later`)
+      }
+      const settings = JSON.stringify({ ...this.opts.env, HOTPATH_CHANNEL: this.channel.path })
+      /** @type {{ ok: boolean, reason?: string }} */
+      const result = await evaluate(`require(${JSON.stringify(LOADER)})(${JSON.stringify(ENTRY)}).then(m => m.attach(${settings}))`)
+      if (!result?.ok) throw new UsageError(`cannot attach to pid ${pid}: ${result?.reason ?? 'the probe did not start'}`)
+    } catch (err) {
+      if (err instanceof UsageError) throw err
+      throw new TargetError(`cannot install the probe in pid ${pid}: ${/** @type {Error} */ (err).message}`, { exitCode: 4 })
+    } finally {
+      await close()
+      session.close()
+    }
+  }
+
+  /** A root hotpath attaching to another user's process: that process must reach the channel and write the run. */
+  shareWithTarget () {
+    if (process.getuid?.() !== 0 || this.uid === 0) return
+    const runDir = this.opts.env?.HOTPATH_RUN_DIR
+    for (const path of [this.channel.dir, this.channel.path, ...(runDir ? [runDir] : [])]) {
+      try { chownSync(path, this.uid, this.gid) } catch {}
+    }
+  }
+
+  /** A process that is not our child cannot be waited for: it is looked at four times a second. */
+  watchExit () {
+    this.watchTimer = setInterval(() => {
+      if (alive(this.targetPid)) return
+      this.exitInfo = { code: null, signal: null, stoppedByUs: false }
+      this.resolveExit(this.exitInfo)
+      if (this.watchTimer) clearInterval(this.watchTimer)
+    }, 250)
+    this.watchTimer.unref()
+  }
+
+  /**
+   * Detaches: the probe writes what it holds, takes its hooks out and closes its channel. The process keeps running.
+   * @returns {Promise<import('./target-process.js').ExitInfo>}
+   */
+  async stop () {
+    this.stopping = true
+    if (!this.exitInfo) {
+      const detached = new Promise(resolve => {
+        const timer = setTimeout(resolve, 5000)
+        this.channel.on('message', (msg) => { if (msg?.type === 'detached') { clearTimeout(timer); resolve(undefined) } })
+        this.channel.on('gone', () => { if (this.channel.peers.size === 0) { clearTimeout(timer); resolve(undefined) } })
+      })
+      this.channel.broadcast({ type: 'detach' })
+      await detached
+    }
+    if (this.watchTimer) clearInterval(this.watchTimer)
+    // Closing the channel is also what makes a probe that did not answer leave on its own.
+    this.channel.close()
+    this.exitInfo ??= { code: null, signal: null, stoppedByUs: true }
+    this.resolveExit(this.exitInfo)
+    return this.exitInfo
+  }
+
+  /** Its output goes where its owner sent it, not to hotpath. */
+  tail () {
+    return []
+  }
+}
+
+/**
+ * The probe's settings for a process hotpath attaches to: what a spawned target's probe reads from its environment.
+ * @param {number} pid
+ * @param {{ env: Record<string, string> }} opts
+ * @returns {AttachedTarget} not yet started: `await target.start()`, as for a TargetProcess
+ */
+export function attachedTarget (pid, opts) {
+  return new AttachedTarget(pid, opts)
+}
+
+/**
+ * The refusals that need nothing opened: no such process, another user's, not Node, hotpath itself.
+ * @param {number} pid
+ * @returns {{ uid: number, gid: number, exe: string, argv: string[] }}
+ */
+export function inspectProcess (pid) {
+  if (!Number.isInteger(pid) || pid <= 0) throw new UsageError(`--attach needs a process id, got '${pid}'`)
+  if (process.platform !== 'linux') throw new UsageError('--attach works on Linux only')
+  if (pid === process.pid) throw new UsageError('--attach cannot attach hotpath to itself')
+  let status
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  } catch {
+    throw new UsageError(`no process with pid ${pid}`)
+  }
+  const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1] ?? -1)
+  const gid = Number(/^Gid:\s+(\d+)/m.exec(status)?.[1] ?? -1)
+  const me = process.getuid?.() ?? -1
+  if (me !== 0 && me !== uid) throw new UsageError(`pid ${pid} belongs to another user (uid ${uid}): attach as that user or as root`)
+  let exe = ''
+  try { exe = readlinkSync(`/proc/${pid}/exe`) } catch {}
+  if (!/node/i.test(basename(exe))) throw new UsageError(`pid ${pid} is not a Node.js process (it runs ${exe || /^Name:\s+(.*)$/m.exec(status)?.[1] || 'something unreadable'})`)
+  /** @type {string[]} */
+  let argv = []
+  try { argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean) } catch {}
+  return { uid, gid, exe, argv }
+}
+
+/**
+ * The port SIGUSR1 opens the inspector on: 9229 unless the process was started with --inspect-port (or --inspect=)
+ * naming another, on its command line or in its NODE_OPTIONS.
+ * @param {number} pid
+ */
+function configuredInspectorPort (pid) {
+  let words = []
+  try { words.push(...readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')) } catch {}
+  try {
+    const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find(e => e.startsWith('NODE_OPTIONS='))
+    if (env) words.push(...env.slice('NODE_OPTIONS='.length).split(/\s+/))
+  } catch {}
+  words = words.filter(Boolean)
+  let port = DEFAULT_INSPECTOR_PORT
+  for (let i = 0; i < words.length; i++) {
+    const m = /^--(?:inspect-port|debug-port|inspect|inspect-brk|inspect-wait)(?:=(.*))?$/.exec(words[i])
+    if (m === null) continue
+    const value = m[1] ?? (words[i].startsWith('--inspect-port') || words[i].startsWith('--debug-port') ? words[i + 1] : undefined)
+    const n = Number(/(\d+)$/.exec(value ?? '')?.[1])
+    if (Number.isInteger(n) && n > 0) port = n
+  }
+  return port
+}
+
+/**
+ * Who listens on a TCP port in the target's network: the target, another process, or nobody.
+ * @param {number} pid
+ * @param {number} port
+ * @returns {'target' | 'other' | null}
+ */
+function listeningOwner (pid, port) {
+  const all = listeningOn(pid).filter(s => s.port === port)
+  if (all.length === 0) return null
+  const own = socketInodes(pid)
+  return all.some(s => own.has(s.inode)) ? 'target' : 'other'
+}
+
+/**
+ * The TCP sockets the process listens on.
+ * @param {number} pid
+ */
+function listeningSockets (pid) {
+  const own = socketInodes(pid)
+  return listeningOn(pid).filter(s => own.has(s.inode))
+}
+
+/**
+ * Every listening TCP socket in the process's network namespace (/proc/<pid>/net/tcp and tcp6).
+ * @param {number} pid
+ * @returns {{ address: string, port: number, inode: string }[]}
+ */
+function listeningOn (pid) {
+  const out = []
+  for (const file of ['tcp', 'tcp6']) {
+    let text = ''
+    try { text = readFileSync(`/proc/${pid}/net/${file}`, 'utf8') } catch { continue }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/)
+      if (f.length < 10 || f[3] !== '0A') continue
+      const [hex, portHex] = f[1].split(':')
+      out.push({ address: decodeAddress(hex), port: parseInt(portHex, 16), inode: f[9] })
+    }
+  }
+  return out
+}
+
+/**
+ * /proc/net/tcp's addresses: IPv4 as one little-endian word, IPv6 as four.
+ * @param {string} hex
+ */
+function decodeAddress (hex) {
+  const words = hex.match(/.{8}/g) ?? []
+  const bytes = words.flatMap(w => [6, 4, 2, 0].map(i => parseInt(w.slice(i, i + 2), 16)))
+  if (bytes.length === 4) return bytes.join('.')
+  if (bytes.slice(0, 15).every(b => b === 0) && bytes[15] === 1) return '::1'
+  if (bytes.slice(0, 10).every(b => b === 0) && bytes[10] === 255 && bytes[11] === 255) return bytes.slice(12).join('.')
+  const groups = []
+  for (let i = 0; i < 16; i += 2) groups.push(((bytes[i] << 8) | bytes[i + 1]).toString(16))
+  return groups.join(':')
+}
+
+/**
+ * The inodes of the process's open sockets.
+ * @param {number} pid
+ * @returns {Set<string>}
+ */
+function socketInodes (pid) {
+  const inodes = new Set()
+  /** @type {string[]} */
+  let fds = []
+  try { fds = readdirSync(`/proc/${pid}/fd`) } catch {}
+  for (const fd of fds) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))
+      if (m) inodes.add(m[1])
+    } catch {}
+  }
+  return inodes
+}
+
+/** @param {number} pid */
+function alive (pid) {
+  try {
+    process.kill(pid, 0)
+  } catch (err) {
+    return /** @type {NodeJS.ErrnoException} */ (err).code === 'EPERM'
+  }
+  try {
+    // A zombie (exited, not yet reaped by its parent) still takes signals.
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Polls `check` every 50 ms until it gives something, or `timeout` ms pass.
+ * @template T
+ * @param {() => T | undefined} check
+ * @param {number} timeout
+ * @returns {Promise<T | undefined>}
+ */
+async function waitFor (check, timeout) {
+  const deadline = Date.now() + timeout
+  for (;;) {
+    const found = check()
+    if (found !== undefined || Date.now() >= deadline) return found
+    await new Promise(resolve => setTimeout(resolve, 50))
+  }
+}
