@@ -1,0 +1,123 @@
+// Where in the program a function, or a scope, is. A snapshot's `locations` give a closure's script id, line and
+// column; the script's name comes from the graph itself (closure → `shared` function info → its script, whose node is
+// named by the script's URL or path). That works on a snapshot file alone, with no inspector session to ask
+// (Debugger.scriptParsed would be one more protocol domain enabled in the target, and says nothing a saved snapshot
+// does not). A scope (Context) has no location: it is placed by a closure that runs in it, and a variable in it by
+// its declaration in that file, read from disk when the file is there.
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+
+/**
+ * @typedef {object} Place
+ * @property {string} function the function's name ('(anonymous)' when it has none)
+ * @property {string} file as the runtime names it: a path, a file:// URL or node:internal…
+ * @property {number} line 1-based
+ * @property {number} column 1-based
+ */
+
+export class Places {
+  /** @param {import('./graph.js').HeapGraph} graph */
+  constructor (graph) {
+    this.graph = graph
+    /** @type {Map<number, number>} node index → index in `locations` */
+    this.locationOf = new Map()
+    const { locations } = graph.raw
+    for (let k = 0; k + 3 < locations.length; k += 4) this.locationOf.set(locations[k] / graph.nodeFields, k)
+    /** @type {Map<number, number> | null} context → a closure running in it */
+    this.closureOf = null
+    /** @type {Map<string, string[] | null>} */
+    this.sources = new Map()
+  }
+
+  /**
+   * @param {number} closure a closure node
+   * @returns {Place | null}
+   */
+  ofClosure (closure) {
+    const k = this.locationOf.get(closure)
+    if (k === undefined) return null
+    const { graph } = this
+    const { locations } = graph.raw
+    const file = this.scriptName(closure)
+    if (!file) return null
+    return { function: graph.name(closure) || '(anonymous)', file, line: locations[k + 2] + 1, column: locations[k + 3] + 1 }
+  }
+
+  /**
+   * The script a closure was compiled from: its function info's script node, named by the script's name.
+   * @param {number} closure
+   */
+  scriptName (closure) {
+    const { graph } = this
+    const shared = graph.child(closure, 'shared')
+    if (shared < 0) return ''
+    for (let e = graph.firstEdge[shared]; e < graph.firstEdge[shared + 1]; e += graph.edgeFields) {
+      const name = graph.edgeName(e)
+      if (typeof name === 'string' && name.startsWith('script')) {
+        const script = graph.edgeTarget(e)
+        const scriptName = graph.name(script)
+        if (scriptName && !scriptName.startsWith('system /')) return scriptName
+        // Some V8 versions name the Script node generically and hang the name off a `name` edge.
+        const named = graph.child(script, 'name')
+        return named >= 0 ? graph.name(named) : ''
+      }
+    }
+    return ''
+  }
+
+  /**
+   * The place of a scope (a Context node): of a closure that runs in it, preferring one from a file of the program.
+   * @param {number} context
+   * @param {Set<number>} wanted every context that will be asked about, indexed in one pass over the edges
+   * @returns {Place | null}
+   */
+  ofContext (context, wanted) {
+    if (this.closureOf === null) this.closureOf = this.indexClosures(wanted)
+    const closure = this.closureOf.get(context)
+    return closure === undefined ? null : this.ofClosure(closure)
+  }
+
+  /** @param {Set<number>} contexts */
+  indexClosures (contexts) {
+    const { graph } = this
+    /** @type {Map<number, number>} */
+    const found = new Map()
+    const closureType = graph.nodeTypes.indexOf('closure')
+    for (let n = 0; n < graph.nodeCount; n++) {
+      if (graph.nodes[n * graph.nodeFields + graph.typeAt] !== closureType) continue
+      const context = graph.child(n, 'context')
+      if (context >= 0 && contexts.has(context) && !found.has(context) && this.locationOf.has(n)) found.set(context, n)
+    }
+    return found
+  }
+
+  /**
+   * The line that declares `name` in `file` (const/let/var/function/class), when the file can be read; else null.
+   * @param {string} file
+   * @param {string} name
+   * @param {number} [near] prefer the declaration closest before this line
+   */
+  declaration (file, name, near = Infinity) {
+    const lines = this.source(file)
+    if (lines === null || !/^[\p{L}_$][\p{L}\p{N}_$]*$/u.test(name)) return null
+    const declares = new RegExp(`\\b(?:const|let|var|function\\*?|class)\\s+(?:[^=;]*[{,]\\s*)?${name.replace(/\$/g, '\\$')}\\b`)
+    let best = null
+    for (let i = 0; i < lines.length; i++) {
+      if (declares.test(lines[i]) && (best === null || i + 1 <= near)) best = i + 1
+    }
+    return best
+  }
+
+  /** @param {string} file */
+  source (file) {
+    if (!this.sources.has(file)) {
+      let lines = null
+      try {
+        const path = file.startsWith('file://') ? fileURLToPath(file) : file
+        if (path.startsWith('/')) lines = readFileSync(path, 'utf8').split('\n')
+      } catch {}
+      this.sources.set(file, lines)
+    }
+    return /** @type {string[] | null} */ (this.sources.get(file))
+  }
+}
