@@ -260,6 +260,8 @@ export class Probe {
         await this.loadStart()
       } else if (command.type === 'load-stop') {
         await this.loadStop()
+      } else if (command.type === 'heap-snapshot') {
+        await (await import('./heap-snapshot.js')).onHeapSnapshotCommand(command, this.options, this.name)
       }
     } catch {}
   }

@@ -1,0 +1,59 @@
+// A heap snapshot of this thread on hotpath's command (`hotpath heap`): a full GC first, so that only what is still
+// reachable is in it, then the snapshot's chunks written to the run directory as V8 hands them over. The inspector
+// session delivers the chunks synchronously while takeHeapSnapshot runs, so each is written at once (writeSync): the
+// target never holds more than one chunk of a snapshot that can be several GB.
+import { closeSync, openSync, writeSync } from 'node:fs'
+import { Session } from 'node:inspector'
+import { join } from 'node:path'
+
+/**
+ * @param {{ type: string, name?: unknown }} command `{ type: 'heap-snapshot', name }`: the file name, in the run dir
+ * @param {{ runDir: string, channel: { send: (message: object) => void } }} options
+ * @param {string} who this process/thread's name
+ */
+export async function onHeapSnapshotCommand (command, options, who) {
+  const name = typeof command.name === 'string' && /^[\w.-]+$/.test(command.name) ? command.name : `heap-${who}.heapsnapshot`
+  const file = join(options.runDir, name)
+  const started = Date.now()
+  try {
+    const bytes = await takeSnapshot(file)
+    options.channel.send({ type: 'heap-snapshot-done', name, pid: process.pid, bytes, ms: Date.now() - started })
+  } catch (err) {
+    options.channel.send({ type: 'heap-snapshot-done', name, pid: process.pid, error: String(/** @type {Error} */ (err)?.message ?? err) })
+  }
+}
+
+/**
+ * @param {string} file
+ * @returns {Promise<number>} bytes written
+ */
+async function takeSnapshot (file) {
+  const session = new Session()
+  session.connect()
+  const fd = openSync(file, 'w')
+  let bytes = 0
+  try {
+    await post(session, 'HeapProfiler.enable')
+    await post(session, 'HeapProfiler.collectGarbage')
+    session.on('HeapProfiler.addHeapSnapshotChunk', (message) => {
+      bytes += writeSync(fd, /** @type {{ chunk: string }} */ (message.params).chunk)
+    })
+    await post(session, 'HeapProfiler.takeHeapSnapshot', { reportProgress: false })
+  } finally {
+    closeSync(fd)
+    session.disconnect()
+  }
+  return bytes
+}
+
+/**
+ * @param {Session} session
+ * @param {string} method
+ * @param {object} [params]
+ * @returns {Promise<unknown>}
+ */
+function post (session, method, params) {
+  return new Promise((resolve, reject) => {
+    session.post(method, params ?? {}, (err, result) => err ? reject(err) : resolve(result))
+  })
+}
