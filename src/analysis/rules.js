@@ -112,6 +112,14 @@ export const RULES = [
 export function isLeak (s) {
   const t = s.memory.trend
   if (t === null || !(t.slope > 0) || t.r2 < THRESHOLDS.leakR2) return false
+  if (t.settled) {
+    // Full collections at both ends of the load leave only what it kept alive: garbage, however much, is gone, and
+    // the verdict no longer depends on how many collections V8 ran in the window. The trend inside the window must
+    // account for half of it at least, so that a cache filled once at the first requests is not a leak; its t is
+    // not asked for, as three full collections (a short run's usual count) give it one degree of freedom.
+    const rise = /** @type {number} */ (t.rise)
+    return rise >= THRESHOLDS.leakBytes && rise >= THRESHOLDS.leakRatio * t.start && t.growth >= rise / 2
+  }
   if (t.basis === 'floor') {
     // The floor also rises with old-generation garbage no full collection has reclaimed yet: only two full
     // collections that left the heap clearly higher tell a leak from garbage, and the floor must rise twice as surely.

@@ -27,6 +27,8 @@ import { checkedProfile } from './run-profile-check.js'
  * @property {number} [exitedAt] when, epoch ms
  * @property {import('./profile-utilization.js').Clock | null} clock both clocks when the load began, to place the CPU
  *   profile among the samples
+ * @property {{ start?: number, end?: number }} settled bytes of heap left by a full collection just before the load and
+ *   just after it (runs recorded before the probe took them have none)
  */
 
 /**

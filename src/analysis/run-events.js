@@ -20,7 +20,7 @@ export function readThread (file, damage) {
   // The probe names its log after its process and thread: that still says whose it is when the hello line is lost.
   const [, pid, threadId] = /** @type {RegExpExecArray} */ (/events-(\d+)-(\d+)\.ndjson$/.exec(file))
   /** @type {ThreadRecord} */
-  const t = { pid: Number(pid), threadId: Number(threadId), hello: {}, samples: [], listening: [], listeners: [], agents: [], outgoing: [], sockets: [], pools: [], waits: { traces: [], sites: new Map(), resources: new Map(), kinds: new Map() }, profiles: {}, exited: false, clock: null }
+  const t = { pid: Number(pid), threadId: Number(threadId), hello: {}, samples: [], listening: [], listeners: [], agents: [], outgoing: [], sockets: [], pools: [], waits: { traces: [], sites: new Map(), resources: new Map(), kinds: new Map() }, profiles: {}, exited: false, clock: null, settled: {} }
   /** @type {unknown[]} */
   const gcTrace = []
   let text
@@ -78,6 +78,11 @@ export function readThread (file, damage) {
         break
       case 'gc-trace':
         if (Array.isArray(e.events)) gcTrace.push(...e.events)
+        break
+      case 'heap-settled':
+        if (e.phase === 'start' || e.phase === 'end') {
+          if (typeof e.heapUsed === 'number') t.settled[/** @type {'start' | 'end'} */ (e.phase)] = e.heapUsed
+        }
         break
       case 'exit':
         t.exited = true

@@ -14,7 +14,10 @@ import { linearFit } from './stats.js'
  * @property {number} growth bytes gained over the window
  * @property {number} seconds
  * @property {number} fullCollections full (mark-compact) collections in the window
- * @property {number | null} rise heap after the last full collection minus after the first (null with fewer than two)
+ * @property {number | null} rise what the load left alive: the heap after the full collection the probe ran just after
+ *   the load minus that just before it; in runs without those, the heap after the last full collection in the window
+ *   minus after the first (null with fewer than two)
+ * @property {boolean} settled whether `rise` comes from the probe's collections at both ends of the load
  */
 
 /**
@@ -25,12 +28,13 @@ import { linearFit } from './stats.js'
  * old-generation garbage not yet collected, so the rules ask more of it.
  * @param {Sample[]} samples
  * @param {number} start
+ * @param {{ start?: number, end?: number }} [settled] the heap after the probe's full collections around the load
  * @returns {HeapTrend | null}
  */
-export function heapTrend (samples, start) {
+export function heapTrend (samples, start, settled = {}) {
   const afterMajor = samples.filter(s => (s.gc.byKind?.['mark-compact']?.count ?? 0) > 0)
   if (afterMajor.length >= 3) {
-    return fitTrend(afterMajor.map(s => (s.time - start) / 1000), afterMajor.map(s => s.memory.heapUsed), 'major-gc', samples, afterMajor)
+    return fitTrend(afterMajor.map(s => (s.time - start) / 1000), afterMajor.map(s => s.memory.heapUsed), 'major-gc', samples, afterMajor, settled)
   }
   /** @type {Map<number, number>} */
   const floor = new Map()
@@ -41,7 +45,7 @@ export function heapTrend (samples, start) {
     if (low === undefined || v < low) floor.set(bucket, v)
   }
   if (floor.size < 3) return null
-  return fitTrend([...floor.keys()].map(x => (x + 0.5) * FLOOR_BUCKET / 1000), [...floor.values()], 'floor', samples, afterMajor)
+  return fitTrend([...floor.keys()].map(x => (x + 0.5) * FLOOR_BUCKET / 1000), [...floor.values()], 'floor', samples, afterMajor, settled)
 }
 
 const FLOOR_BUCKET = 250
@@ -52,16 +56,21 @@ const FLOOR_BUCKET = 250
  * @param {HeapTrend['basis']} basis
  * @param {Sample[]} samples
  * @param {Sample[]} afterMajor samples that saw a full collection
+ * @param {{ start?: number, end?: number }} settled
  * @returns {HeapTrend}
  */
-function fitTrend (xs, ys, basis, samples, afterMajor) {
+function fitTrend (xs, ys, basis, samples, afterMajor, settled) {
   const fit = linearFit(xs, ys)
   const seconds = samples.length > 1 ? (samples[samples.length - 1].time - samples[0].time) / 1000 : 0
+  const isSettled = settled.start !== undefined && settled.end !== undefined
   return {
     basis,
     points: xs.length,
     fullCollections: afterMajor.length,
-    rise: afterMajor.length >= 2 ? afterMajor[afterMajor.length - 1].memory.heapUsed - afterMajor[0].memory.heapUsed : null,
+    rise: isSettled
+      ? /** @type {number} */ (settled.end) - /** @type {number} */ (settled.start)
+      : afterMajor.length >= 2 ? afterMajor[afterMajor.length - 1].memory.heapUsed - afterMajor[0].memory.heapUsed : null,
+    settled: isSettled,
     slope: fit.slope,
     r2: fit.r2,
     t: Number.isFinite(fit.slopeStdErr) && fit.slopeStdErr > 0 ? fit.slope / fit.slopeStdErr : (fit.slope > 0 ? Infinity : 0),
@@ -83,6 +92,7 @@ export function combineTrends (trends) {
   const rises = trends.map(t => t.rise)
   return {
     basis: trends.every(t => t.basis === 'major-gc') ? 'major-gc' : 'floor',
+    settled: trends.every(t => t.settled),
     fullCollections: Math.min(...trends.map(t => t.fullCollections)),
     rise: rises.every(r => r !== null) ? rises.reduce((a, r) => a + /** @type {number} */ (r), 0) : null,
     points: Math.min(...trends.map(t => t.points)),

@@ -241,7 +241,7 @@ function gcFigures (samples, threadWallMs, cpuMs) {
  * @returns {Signals['memory']}
  */
 function memoryFigures (serving, start, rate) {
-  const trends = serving.threads.map(t => heapTrend(serving.of(t), start)).filter(t => t !== null)
+  const trends = serving.threads.map(t => heapTrend(serving.of(t), start, t.settled)).filter(t => t !== null)
   const trend = combineTrends(/** @type {HeapTrend[]} */ (trends))
   const last = serving.threads.map(t => serving.of(t).at(-1)).filter(s => s !== undefined)
   return {

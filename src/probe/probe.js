@@ -15,6 +15,7 @@ import { DriverOps } from '../sampling/driver-ops.js'
 import { RequestTracker } from './requests.js'
 import { EventLog } from './event-log.js'
 import { LoadProfiles } from './load-profiles.js'
+import { heapAfterFullGc } from '../profile/capture.js'
 
 /** A sample's GC tally when its thread's observer saw none. */
 const NO_GC = Object.freeze({ count: 0, duration: 0 })
@@ -29,6 +30,8 @@ const TRACE_SOME_BELOW = 0.7
 const SOME = 0.2
 /** …and never above it: a busy server computes, and would pay for the hooks in throughput. Decided every slot. */
 const SLOT_SAMPLES = 10
+/** ms the probe lets requests in flight finish after the load stops, before it reads what the heap keeps */
+const SETTLE_MS = 100
 
 /**
  * @typedef {object} ProbeOptions
@@ -276,6 +279,7 @@ export class Probe {
     this.credit = 0
     // Both clocks at one instant: CPU profiles are stamped on the monotonic one, samples on the wall clock.
     const monotonic = Number(process.hrtime.bigint() / 1000n)
+    await this.settleHeap('start')
     this.log.write({ type: 'load-start', time: Date.now(), monotonic })
     await this.profiles.start()
     this.options.channel.send({ type: 'started', pid: process.pid, threadId: this.tid })
@@ -292,8 +296,25 @@ export class Probe {
     // The window closes on a sample boundary, with everything measured up to it.
     if (this.sampler.running) this.writeSample(this.sampler.sample(), true)
     await this.profiles.stop(this.log)
+    await this.settleHeap('end')
     this.flush()
     this.options.channel.send({ type: 'stopped', pid: process.pid, threadId: this.tid })
+  }
+
+  /**
+   * What the heap holds after a full collection, at each end of the load window (before hotpath starts the load, after
+   * it stopped): the difference is what the load left alive, whatever the run's length and however many full
+   * collections V8 chose to run within it — the trend inside the window alone flipped a leak's verdict with them.
+   * @param {'start' | 'end'} phase
+   */
+  async settleHeap (phase) {
+    if (this.options.runtime === false) return
+    try {
+      // Requests the load left in flight finish first: what they hold is not what the load kept.
+      if (phase === 'end') await new Promise(resolve => setTimeout(resolve, SETTLE_MS))
+      const heapUsed = await heapAfterFullGc()
+      this.log.write({ type: 'heap-settled', phase, time: Date.now(), heapUsed })
+    } catch {}
   }
 
   /** Stops the profilers at once and writes what they hold, with the window's end: the process is exiting. */

@@ -125,6 +125,20 @@ export async function startGcTrace () {
   }
 }
 
+/**
+ * A full garbage collection of this thread's heap, and what is left of it: only what is still reachable.
+ * @returns {Promise<number>} bytes of heap used after it
+ */
+export async function heapAfterFullGc () {
+  const session = connect()
+  try {
+    await post(session, 'HeapProfiler.collectGarbage')
+  } finally {
+    session.disconnect()
+  }
+  return process.memoryUsage().heapUsed
+}
+
 function connect () {
   const session = new Session()
   session.connect()
