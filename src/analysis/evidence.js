@@ -111,7 +111,7 @@ function memoryRows (s) {
         ? 'leak'
         : s.memory.trend === null
           ? 'too-few-seconds'
-          : s.memory.trend.fullCollections < 2 && s.memory.trend.slope > THRESHOLDS.leakBytes / s.window.seconds
+          : !s.memory.trend.settled && s.memory.trend.fullCollections < 2 && s.memory.trend.slope > THRESHOLDS.leakBytes / s.window.seconds
             ? 'rising-unconfirmed'
             : 'flat',
       facts: {}
