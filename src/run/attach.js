@@ -40,10 +40,11 @@ export class AttachedTarget extends TargetProcess {
   /** Opens the target's inspector, installs the probe through it and closes it again; refuses with one line when it cannot. */
   async start () {
     const pid = this.targetPid
-    const port = configuredInspectorPort(pid)
-    const owner = listeningOwner(pid, port)
+    const { port, open } = inspectorFlags(pid)
+    const owner = open ? 'target' : listeningOwner(pid, port)
     if (owner !== null) {
       this.channel.close()
+      if (open) throw new UsageError(`pid ${pid} was started with --inspect: its inspector is open already, a debugger may be using it, and hotpath does not share it`)
       if (owner === 'target') throw new UsageError(`pid ${pid} has its inspector open already (port ${port}): a debugger may be using it, and hotpath does not share it`)
       throw new UsageError(`port ${port}, where pid ${pid} would open its inspector, is taken by another process`)
     }
@@ -197,27 +198,33 @@ export function inspectProcess (pid) {
 }
 
 /**
- * The port SIGUSR1 opens the inspector on: 9229 unless the process was started with --inspect-port (or --inspect=)
- * naming another, on its command line or in its NODE_OPTIONS.
+ * The port SIGUSR1 opens the inspector on — 9229 unless the process was started with --inspect-port (or --inspect=)
+ * naming another, on its command line or in its NODE_OPTIONS — and whether it was started with its inspector open.
  * @param {number} pid
+ * @returns {{ port: number, open: boolean }}
  */
-function configuredInspectorPort (pid) {
-  let words = []
-  try { words.push(...readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')) } catch {}
+function inspectorFlags (pid) {
+  /** @type {string[]} */
+  let argv = []
+  try { argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean) } catch {}
+  // Node's own options come before the script: what follows it is the app's.
+  const script = argv.findIndex((w, i) => i > 0 && !w.startsWith('-') && !/^--(inspect-port|debug-port)$/.test(argv[i - 1]))
+  const words = script < 0 ? argv.slice(1) : argv.slice(1, script)
   try {
     const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find(e => e.startsWith('NODE_OPTIONS='))
-    if (env) words.push(...env.slice('NODE_OPTIONS='.length).split(/\s+/))
+    if (env) words.push(...env.slice('NODE_OPTIONS='.length).split(/\s+/).filter(Boolean))
   } catch {}
-  words = words.filter(Boolean)
   let port = DEFAULT_INSPECTOR_PORT
+  let open = false
   for (let i = 0; i < words.length; i++) {
     const m = /^--(?:inspect-port|debug-port|inspect|inspect-brk|inspect-wait)(?:=(.*))?$/.exec(words[i])
     if (m === null) continue
+    if (/^--inspect(-brk|-wait)?(=|$)/.test(words[i])) open = true
     const value = m[1] ?? (words[i].startsWith('--inspect-port') || words[i].startsWith('--debug-port') ? words[i + 1] : undefined)
     const n = Number(/(\d+)$/.exec(value ?? '')?.[1])
     if (Number.isInteger(n) && n > 0) port = n
   }
-  return port
+  return { port, open }
 }
 
 /**

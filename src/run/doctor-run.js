@@ -6,7 +6,7 @@ import { load } from '../load/load.js'
 import { UsageError } from '../errors.js'
 import { VERSION } from '../version.js'
 import { TargetProcess } from './target-process.js'
-import { attachedTarget } from './attach.js'
+import { attachedTarget, inspectProcess } from './attach.js'
 import { busyProcesses, processTimes } from './processes.js'
 
 /**
@@ -59,6 +59,8 @@ import { busyProcesses, processTimes } from './processes.js'
  * @returns {Promise<RunRecord>}
  */
 export async function recordRun (options) {
+  // A process that cannot be attached to is refused before anything is made.
+  if (options.attach) inspectProcess(options.attach)
   const runDir = freshRunDir(options.runDir)
   const status = options.status ?? (() => {})
   const target = probedTarget(options, runDir)

@@ -1,0 +1,187 @@
+// `--attach <pid>`: doctor and flame on a server started with plain node, not by hotpath — the same verdict as a run
+// that starts it, and afterwards the server alive, serving, its inspector closed and nothing of the probe left in it;
+// and a clear one-line refusal where attaching cannot or must not happen.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { chmod, mkdtemp, readFile } from 'node:fs/promises'
+import net from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { hotpath, BIN, ROOT } from './helpers/cli.js'
+
+/**
+ * Starts a command the way a user would, without hotpath, and waits for `ready` in its output.
+ * @param {string[]} command
+ * @param {RegExp} ready
+ * @param {Record<string, string>} [env]
+ */
+async function start (command, ready, env = {}) {
+  const child = spawn(command[0], command.slice(1), { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  const match = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${command.join(' ')} did not start: ${out}`)), 10000)
+    const onData = (/** @type {string} */ c) => {
+      out += c
+      const m = ready.exec(out)
+      if (m) { clearTimeout(timer); resolve(m) }
+    }
+    child.stdout.setEncoding('utf8').on('data', onData)
+    child.stderr.setEncoding('utf8').on('data', onData)
+    child.once('exit', () => reject(new Error(`${command.join(' ')} exited: ${out}`)))
+  })
+  return { child, match, output: () => out, stop: () => { if (child.exitCode === null) child.kill('SIGKILL') } }
+}
+
+/** @param {number} port @param {string} path */
+async function get (port, path) {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`)
+  return { status: res.status, body: await res.text() }
+}
+
+/** @param {number} port */
+function portOpen (port) {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port })
+    socket.once('connect', () => { socket.destroy(); resolve(true) })
+    socket.once('error', () => resolve(false))
+  })
+}
+
+/** @param {number} pid */
+function alive (pid) {
+  try { process.kill(pid, 0); return true } catch { return false }
+}
+
+/** @param {{ stderr: string }} r the lines hotpath wrote to stderr */
+const oneLine = (r) => r.stderr.trim().split('\n')
+
+test('doctor --attach gives the verdict and culprit of doctor -- node on the same server, and leaves it serving with its inspector closed', { timeout: 120000 }, async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-attach-'))
+  const spawned = await hotpath(['doctor', '-d', '4', '--no-progress', '--save', join(dir, 'spawned'), '--json', join(dir, 'spawned.json'), '--', process.execPath, 'examples/event-loop/server.js'], { env: { PORT: '0' }, timeout: 90000 })
+  assert.equal(spawned.code, 0, spawned.stderr)
+  const server = await start([process.execPath, 'examples/event-loop/server.js'], /127\.0\.0\.1:(\d+)\//, { PORT: '0' })
+  try {
+    const port = Number(server.match[1])
+    const r = await hotpath(['doctor', '-d', '4', '--no-progress', '--save', join(dir, 'attached'), '--json', join(dir, 'attached.json'), '--attach', String(server.child.pid)], { timeout: 90000 })
+    assert.equal(r.code, 0, r.stderr)
+    const a = JSON.parse(await readFile(join(dir, 'attached.json'), 'utf8'))
+    const s = JSON.parse(await readFile(join(dir, 'spawned.json'), 'utf8'))
+    assert.equal(s.category, 'event-loop')
+    assert.equal(a.category, s.category)
+    assert.deepEqual([a.culprits[0].function, a.culprits[0].file, a.culprits[0].line], [s.culprits[0].function, s.culprits[0].file, s.culprits[0].line])
+    const run = JSON.parse(await readFile(join(dir, 'attached', 'run.json'), 'utf8'))
+    assert.equal(run.attached, server.child.pid)
+    assert.equal(run.exit.crashed, false)
+    assert.equal(run.listening.port, port, 'the port was found from the process')
+    // Alive, serving, and its inspector closed again.
+    assert.ok(alive(/** @type {number} */ (server.child.pid)))
+    assert.equal((await get(port, '/')).status, 200)
+    assert.equal(await portOpen(9229), false, 'the inspector port is closed')
+    assert.match(server.output(), /Debugger ending/)
+  } finally {
+    server.stop()
+  }
+})
+
+test('after doctor and flame --attach, nothing of the probe is left in the process, and it can be attached to again', { timeout: 120000 }, async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-attach-'))
+  const server = await start([process.execPath, 'test/fixtures/servers/attach-state.js'], /listening (\d+)/)
+  try {
+    const port = Number(server.match[1])
+    const before = JSON.parse((await get(port, '/__state')).body)
+    assert.equal(before.inspector, null)
+    const d = await hotpath(['doctor', '-d', '2', '--no-progress', '--save', join(dir, 'run'), '--attach', String(server.child.pid)], { timeout: 60000 })
+    assert.equal(d.code, 0, d.stderr)
+    assert.deepEqual(JSON.parse((await get(port, '/__state')).body), before)
+    const f = await hotpath(['flame', '-d', '2', '--no-progress', '-o', join(dir, 'flame'), '--attach', String(server.child.pid), '--json'], { timeout: 60000 })
+    assert.equal(f.code, 0, f.stderr)
+    assert.match(JSON.parse(f.stdout).culprits[0].file, /attach-state\.js$/)
+    assert.deepEqual(JSON.parse((await get(port, '/__state')).body), before)
+    assert.equal((await get(port, '/')).status, 200)
+  } finally {
+    server.stop()
+  }
+})
+
+test('--attach refuses, in one line and with exit 2, what it cannot attach to, and leaves it running', { timeout: 60000 }, async () => {
+  const gone = spawn(process.execPath, ['-e', ''])
+  await new Promise(resolve => gone.once('exit', resolve))
+  const none = await hotpath(['doctor', '--attach', String(gone.pid)])
+  assert.equal(none.code, 2)
+  assert.deepEqual(oneLine(none), [`hotpath doctor: no process with pid ${gone.pid}`])
+
+  const sleeper = await start(['sh', '-c', 'echo up; exec sleep 30'], /up/)
+  try {
+    const r = await hotpath(['doctor', '--attach', String(sleeper.child.pid)])
+    assert.equal(r.code, 2)
+    assert.match(oneLine(r).join('\n'), /^hotpath doctor: pid \d+ is not a Node\.js process \(it runs .*sleep\)$/)
+    await new Promise(resolve => setTimeout(resolve, 200))
+    assert.ok(alive(/** @type {number} */ (sleeper.child.pid)), 'never signalled')
+  } finally {
+    sleeper.stop()
+  }
+
+  const both = await hotpath(['flame', '--attach', '1', '--', 'node', 'x.js'])
+  assert.equal(both.code, 2)
+  assert.deepEqual(oneLine(both), ['hotpath flame: give either --attach <pid> or -- <command>, not both'])
+  const bad = await hotpath(['doctor', '--attach', 'abc'])
+  assert.equal(bad.code, 2)
+  assert.equal(oneLine(bad).length, 1)
+})
+
+test('--attach refuses a process whose inspector is open already, and leaves it as it was', { timeout: 60000 }, async () => {
+  const opened = await start([process.execPath, 'test/fixtures/servers/attach-state.js'], /listening (\d+)/)
+  try {
+    process.kill(/** @type {number} */ (opened.child.pid), 'SIGUSR1')
+    await waitUntil(() => /Debugger listening/.test(opened.output()))
+    const r = await hotpath(['doctor', '-d', '1', '--attach', String(opened.child.pid)])
+    assert.equal(r.code, 2)
+    assert.deepEqual(oneLine(r), [`hotpath doctor: pid ${opened.child.pid} has its inspector open already (port 9229): a debugger may be using it, and hotpath does not share it`])
+    const state = JSON.parse((await get(Number(opened.match[1]), '/__state')).body)
+    assert.equal(state.attached, false)
+    assert.match(state.inspector, /^ws:\/\/127\.0\.0\.1:9229\//, 'still open: it was not hotpath\'s to close')
+  } finally {
+    opened.stop()
+  }
+  const flagged = await start([process.execPath, '--inspect=127.0.0.1:0', 'test/fixtures/servers/attach-state.js'], /listening (\d+)/)
+  try {
+    const r = await hotpath(['flame', '-d', '1', '--attach', String(flagged.child.pid)])
+    assert.equal(r.code, 2)
+    assert.match(oneLine(r).join('\n'), /^hotpath flame: pid \d+ was started with --inspect: its inspector is open already/)
+  } finally {
+    flagged.stop()
+  }
+})
+
+test('--attach refuses another user\'s process (run as nobody against root\'s)', { skip: process.getuid?.() !== 0 && 'needs root to run a second user' }, async () => {
+  const server = await start([process.execPath, 'test/fixtures/servers/attach-state.js'], /listening (\d+)/)
+  const cwd = await mkdtemp(join(tmpdir(), 'hotpath-attach-nobody-'))
+  await chmod(cwd, 0o777)
+  try {
+    /** @type {{ code: number | null, stderr: string }} */
+    const r = await new Promise((resolve) => {
+      const child = spawn(process.execPath, [BIN, 'doctor', '--attach', String(server.child.pid)], { cwd, uid: 65534, gid: 65534, stdio: ['ignore', 'pipe', 'pipe'] })
+      let stderr = ''
+      child.stderr.setEncoding('utf8').on('data', (c) => { stderr += c })
+      child.on('close', (code) => resolve({ code, stderr }))
+    })
+    assert.equal(r.code, 2)
+    assert.deepEqual(oneLine(r), [`hotpath doctor: pid ${server.child.pid} belongs to another user (uid 0): attach as that user or as root`])
+    assert.ok(alive(/** @type {number} */ (server.child.pid)))
+  } finally {
+    server.stop()
+  }
+})
+
+/**
+ * @param {() => boolean} check
+ * @param {number} [timeout]
+ */
+async function waitUntil (check, timeout = 5000) {
+  const deadline = Date.now() + timeout
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out')
+    await new Promise(resolve => setTimeout(resolve, 25))
+  }
+}
