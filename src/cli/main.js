@@ -27,7 +27,8 @@ const COMMANDS = {
   load: () => import('./load.js'),
   merge: () => import('./merge.js'),
   compare: () => import('./compare.js'),
-  flame: () => import('./flame.js')
+  flame: () => import('./flame.js'),
+  heap: () => import('./heap.js')
 }
 
 const USAGE = `hotpath ${VERSION} — load, diagnose and profile Node.js servers
@@ -40,6 +41,7 @@ Commands:
   merge     merge load results from several machines into one, exactly
   compare   compare two load results or doctor runs side by side, with what is beyond noise
   flame     flame graph, pprof and culprits of a profile (hotpath flame --from file.cpuprofile)
+  heap      load a server in phases with heap snapshots and say what keeps the objects that grow
 
 Run 'hotpath <command> --help' for a command's options.
 `

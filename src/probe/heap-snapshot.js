@@ -24,24 +24,34 @@ export async function onHeapSnapshotCommand (command, options, who) {
 }
 
 /**
+ * One inspector session for the process's life: closing it disables the heap profiler, and V8 then forgets the
+ * numbers it gave objects — the next snapshot would number them afresh, and no object could be followed from one
+ * snapshot to the next.
+ * @type {Session | null}
+ */
+let session = null
+
+/**
  * @param {string} file
  * @returns {Promise<number>} bytes written
  */
 async function takeSnapshot (file) {
-  const session = new Session()
-  session.connect()
+  if (session === null) {
+    session = new Session()
+    session.connect()
+    await post(session, 'HeapProfiler.enable')
+  }
   const fd = openSync(file, 'w')
   let bytes = 0
+  /** @param {any} message */
+  const onChunk = (message) => { bytes += writeSync(fd, message.params.chunk) }
+  session.on('HeapProfiler.addHeapSnapshotChunk', onChunk)
   try {
-    await post(session, 'HeapProfiler.enable')
     await post(session, 'HeapProfiler.collectGarbage')
-    session.on('HeapProfiler.addHeapSnapshotChunk', (message) => {
-      bytes += writeSync(fd, /** @type {{ chunk: string }} */ (message.params).chunk)
-    })
     await post(session, 'HeapProfiler.takeHeapSnapshot', { reportProgress: false })
   } finally {
+    session.off('HeapProfiler.addHeapSnapshotChunk', onChunk)
     closeSync(fd)
-    session.disconnect()
   }
   return bytes
 }

@@ -1,0 +1,156 @@
+import { readFileSync } from 'node:fs'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { UsageError } from '../errors.js'
+import { preparePlan } from '../load/load.js'
+import { recordHeapRun } from '../run/heap-run.js'
+import { buildHeapReport } from '../heap/report.js'
+import { formatHeapReport, verdictLine } from '../heap/words.js'
+import { durationFlag, numberFlag } from './args.js'
+import { LOAD_FLAGS, loadOptionsFromFlags } from './load-options.js'
+import { TARGET_FLAGS } from './target-run.js'
+import { outcomeExit } from './exit-codes.js'
+
+/** Seconds each phase loads unless -d or -a says otherwise. */
+const PHASE_SECONDS = 5
+
+// The phases are hotpath's own loads, between snapshots it takes: a user's --on-port load cannot be split into them,
+// and an attached process has no probe to take them.
+const UNSUPPORTED = new Set(['on-port', 'no-progress', 'attach'])
+const targetFlags = Object.fromEntries(Object.entries(TARGET_FLAGS).filter(([name]) => !UNSUPPORTED.has(name)))
+
+/** @type {import('./args.js').CommandSpec} */
+export const spec = {
+  name: 'heap',
+  usage: 'hotpath heap [options] -- <command...>\n       hotpath heap --analyse <run-dir>',
+  summary: 'Start a server with hotpath\'s probe and load it in three phases — warm-up, growth, settle — with a heap\n' +
+    'snapshot after a full GC at the end of each. Objects made during the growth phase that are still alive after the\n' +
+    'settle phase are what the load leaves behind: they are grouped by what holds them, and each group is shown with\n' +
+    'its count, bytes, bytes per request and its shortest retainer path, down to the variable or property (file:line)\n' +
+    'that keeps it.',
+  options: {
+    ...targetFlags,
+    duration: { ...LOAD_FLAGS.duration, description: 'how long each of the three phases loads', default: `${PHASE_SECONDS}s` },
+    amount: { ...LOAD_FLAGS.amount, description: 'complete N requests in each phase instead of loading for a duration' },
+    json: { type: 'string', value: 'file', description: 'write the result as JSON to a file (- for stdout)' },
+    save: { type: 'string', value: 'dir', description: 'where to record the run (the three snapshots and heap.json)', default: '.hotpath/<time>-heap' },
+    analyse: { type: 'string', value: 'dir', description: 're-analyse a recorded run without running anything' },
+    'snapshot-timeout': { type: 'string', value: 'time', description: 'how long one heap snapshot may take', default: '5m' },
+    'fail-on-leak': { type: 'boolean', description: 'exit 1 when a group of objects grows with load' }
+  },
+  details: 'Examples:\n' +
+    '  hotpath heap -- node server.js\n' +
+    '  hotpath heap -c 20 -a 5000 --path /api/items --json heap.json -- npm start\n' +
+    'A group "grows with load" when the growth phase left at least 5 of its objects per 100 requests (and 50 in all).\n' +
+    'The snapshots stay in the run directory: open them in Chrome DevTools (Memory tab) to dig further.'
+}
+
+/**
+ * @param {ReturnType<typeof import('./args.js').parseCommand>} args
+ * @param {import('./main.js').Io} io
+ * @returns {Promise<number>}
+ */
+export async function run ({ values, positionals, command }, io) {
+  const str = (/** @type {string} */ k) => /** @type {string | undefined} */ (values[k])
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}': put the server command after -- (hotpath heap -- node server.js)`)
+  const jsonFile = str('json')
+  const analyse = str('analyse')
+  if (analyse !== undefined) {
+    if (command.length > 0) throw new UsageError('give either --analyse <dir> or -- <command>, not both')
+    const saved = readSaved(analyse)
+    const report = await buildHeapReport({ command: saved.target, run: { ...saved, runDir: saved.runDir } })
+    return finish(report, values, jsonFile, io, null)
+  }
+  if (command.length === 0) throw new UsageError('heap needs the server command after -- (e.g. hotpath heap -- node server.js)')
+
+  const path = str('path') ?? '/'
+  if (!path.startsWith('/')) throw new UsageError(`--path must start with '/', got '${path}'`)
+  const loadOptions = await loadOptionsFromFlags(/** @type {any} */ (values))
+  if (loadOptions.duration === undefined && loadOptions.amount === undefined) loadOptions.duration = PHASE_SECONDS
+  // Validate the load before starting anything, so a bad flag never costs a started server.
+  preparePlan({ ...loadOptions, url: `http://127.0.0.1:1${path}` })
+  const port = numberFlag('port', str('port'), { integer: true })
+  const listenTimeout = /** @type {number} */ (durationFlag('listen-timeout', str('listen-timeout') ?? '30s'))
+  const snapshotTimeout = /** @type {number} */ (durationFlag('snapshot-timeout', str('snapshot-timeout') ?? '5m'))
+  const runDir = str('save') ?? join('.hotpath', `${new Date().toISOString().replace(/[:.]/g, '-')}-heap`)
+
+  const abort = new AbortController()
+  /** @type {NodeJS.Signals | null} */
+  let interruptedBy = null
+  io.stopOnSignal((signal) => {
+    interruptedBy ??= signal ?? 'SIGINT'
+    abort.abort()
+  })
+  const record = await recordHeapRun({
+    command,
+    runDir,
+    load: loadOptions,
+    path,
+    port,
+    listenTimeout,
+    snapshotTimeout,
+    signal: abort.signal,
+    status: (line) => io.stderr.write(`${line}\n`)
+  })
+  if (record.snapshots.length === 3 && record.failure === null) io.stderr.write('Analysing the snapshots…\n')
+  const report = await buildHeapReport({ command, run: record })
+  // What --analyse needs to redo the analysis, next to the snapshots.
+  await writeFile(join(record.runDir, 'heap.json'), JSON.stringify(report, null, 2) + '\n')
+  return finish(report, values, jsonFile, io, record.interrupted ? interruptedBy ?? 'SIGINT' : null)
+}
+
+/**
+ * Prints the report (and writes its JSON), and says the exit code.
+ * @param {import('../heap/report.js').HeapReport} report
+ * @param {Record<string, unknown>} values
+ * @param {string | undefined} jsonFile
+ * @param {import('./main.js').Io} io
+ * @param {NodeJS.Signals | null} interruptedBy
+ */
+async function finish (report, values, jsonFile, io, interruptedBy) {
+  report.verdict = verdictLine(report, process.cwd())
+  if (jsonFile !== undefined) {
+    const json = JSON.stringify(report, null, 2) + '\n'
+    if (jsonFile === '-') io.stdout.write(json)
+    else {
+      try {
+        await writeFile(jsonFile, json)
+      } catch (err) {
+        throw new UsageError(`cannot write '${jsonFile}': ${/** @type {NodeJS.ErrnoException} */ (err).code ?? err}`)
+      }
+    }
+  }
+  ;(jsonFile === '-' ? io.stderr : io.stdout).write(formatHeapReport(report, process.cwd()))
+  const failed = outcomeExit({ failure: report.failure, interruptedBy })
+  if (failed !== 0) return failed
+  return values['fail-on-leak'] && report.culprits.length > 0 ? 1 : 0
+}
+
+/**
+ * The record of an earlier run, from its heap.json.
+ * @param {string} dir
+ */
+function readSaved (dir) {
+  /** @type {any} */
+  let saved
+  try {
+    saved = JSON.parse(readFileSync(join(dir, 'heap.json'), 'utf8'))
+  } catch (err) {
+    const e = /** @type {NodeJS.ErrnoException} */ (err)
+    throw new UsageError(`'${dir}' is not a hotpath heap run: ${e.code === 'ENOENT' ? 'it has no heap.json' : `its heap.json is not JSON (${e.message})`}`)
+  }
+  if (saved?.command !== 'heap' || !Array.isArray(saved.snapshots) || !Array.isArray(saved.load?.phases)) {
+    throw new UsageError(`'${dir}' is not a hotpath heap run: its heap.json holds no snapshots and phases`)
+  }
+  return {
+    target: /** @type {string[]} */ (saved.target ?? []),
+    runDir: /** @type {string} */ (saved.runDir),
+    url: String(saved.url ?? ''),
+    pid: 0,
+    phases: saved.load.phases,
+    // Files are found where the run directory is now, wherever it was recorded.
+    snapshots: saved.snapshots.map((/** @type {any} */ s) => ({ ...s, file: join(dir, s.name) })),
+    failure: saved.failure ?? null,
+    interrupted: Boolean(saved.interrupted)
+  }
+}

@@ -1,0 +1,179 @@
+// `hotpath heap`'s run: the target under the probe, loaded in three phases — warm-up, growth, settle — with a heap
+// snapshot (after a full GC) at the end of each. What the growth phase made and the settle phase did not free is what
+// the load leaves behind; the snapshots stay in the run directory for DevTools or a later --analyse.
+import { existsSync, mkdirSync, readdirSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { load } from '../load/load.js'
+import { TargetError, UsageError } from '../errors.js'
+import { TargetProcess, describeExit } from './target-process.js'
+
+export const PHASES = /** @type {const} */ (['warm-up', 'growth', 'settle'])
+
+/**
+ * @typedef {object} HeapRunOptions
+ * @property {string[]} command
+ * @property {string} runDir
+ * @property {Omit<import('../load/load.js').LoadOptions, 'url'>} load each phase's load
+ * @property {string} path
+ * @property {number} [port]
+ * @property {number} listenTimeout seconds
+ * @property {number} snapshotTimeout seconds one snapshot may take
+ * @property {AbortSignal} [signal]
+ * @property {(line: string) => void} [status]
+ */
+
+/**
+ * @typedef {object} PhaseRecord
+ * @property {typeof PHASES[number]} name
+ * @property {number} requests requests that ended in the phase
+ * @property {number} duration seconds
+ * @property {string | null} failed why the phase's load did not measure the server, or null
+ * @property {import('../load/result.js').LoadResult | null} result
+ */
+
+/**
+ * @typedef {object} HeapRunRecord
+ * @property {string} runDir
+ * @property {string} url
+ * @property {number} pid the process whose heap was taken
+ * @property {PhaseRecord[]} phases the phases that ran
+ * @property {{ name: string, file: string, bytes: number, ms: number }[]} snapshots taken
+ * @property {{ category: 'target-failed' | 'load-failed', detail: string, stderr: string[] } | null} failure
+ * @property {boolean} interrupted
+ */
+
+/**
+ * @param {HeapRunOptions} options
+ * @returns {Promise<HeapRunRecord>}
+ */
+export async function recordHeapRun (options) {
+  const runDir = heapRunDir(options.runDir)
+  const status = options.status ?? (() => {})
+  const target = new TargetProcess(options.command, {
+    // The probe samples nothing and profiles nothing here: it only answers snapshot commands.
+    env: { HOTPATH_RUN_DIR: runDir, HOTPATH_RUNTIME: '0', HOTPATH_PROFILE_INTERVAL: '0', HOTPATH_HEAP_INTERVAL: '0', HOTPATH_INTERVAL: '10' }
+  })
+  await target.start()
+  /** @type {HeapRunRecord} */
+  const record = { runDir, url: '', pid: 0, phases: [], snapshots: [], failure: null, interrupted: false }
+  const abort = new AbortController()
+  const onAbort = () => abort.abort()
+  options.signal?.addEventListener('abort', onAbort, { once: true })
+  target.exited.then((exit) => { if (!exit.stoppedByUs) abort.abort() })
+  try {
+    const listening = await target.waitForListening({ timeout: options.listenTimeout, port: options.port })
+    const host = listening.host.includes(':') ? `[${listening.host}]` : listening.host
+    record.url = `${listening.tls ? 'https' : 'http'}://${host}:${listening.port}${options.path}`
+    record.pid = listening.pid
+    const peer = await probeOf(target, listening.pid)
+    if (peer === null) {
+      throw new UsageError(`the process listening on port ${listening.port} (pid ${listening.pid}) runs no hotpath probe: hotpath heap needs a Node.js server started with NODE_OPTIONS kept`)
+    }
+    status(`Target listening on ${record.url} (pid ${listening.pid})`)
+    for (const [k, name] of PHASES.entries()) {
+      if (abort.signal.aborted) break
+      status(`Phase ${k + 1}/3, ${name}: loading…`)
+      const phase = await runPhase(name, options, record.url, abort.signal)
+      record.phases.push(phase)
+      if (target.exitInfo && !target.exitInfo.stoppedByUs) break
+      if (phase.failed !== null) {
+        record.failure = { category: 'load-failed', detail: `the ${name} phase's load failed: ${phase.failed}`, stderr: [] }
+        break
+      }
+      if (abort.signal.aborted) break
+      status(`Phase ${k + 1}/3, ${name}: ${phase.requests} requests; full GC and heap snapshot…`)
+      const shot = await snapshot(target, peer, `heap-${k + 1}.heapsnapshot`, runDir, options.snapshotTimeout)
+      record.snapshots.push(shot)
+    }
+  } catch (err) {
+    // A target that dies after it listened is a finding of the run, with what was recorded until then.
+    if (!(err instanceof TargetError) || target.exitInfo === null || record.url === '') {
+      await target.stop()
+      throw err
+    }
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort)
+  }
+  if (target.exitInfo && !target.exitInfo.stoppedByUs) {
+    const during = PHASES[Math.max(0, record.phases.length - 1)]
+    record.failure = { category: 'target-failed', detail: `the target exited ${describeExit(target.exitInfo)} during the ${during} phase`, stderr: target.tail() }
+  }
+  record.interrupted = Boolean(options.signal?.aborted) && record.failure === null
+  await target.stop()
+  return record
+}
+
+/**
+ * The run directory, created if needed, refused when it holds an earlier heap run.
+ * @param {string} dir
+ */
+function heapRunDir (dir) {
+  const runDir = resolve(dir)
+  mkdirSync(runDir, { recursive: true })
+  if (readdirSync(runDir).some(f => /^heap-\d\.heapsnapshot$/.test(f) || f === 'heap.json')) {
+    throw new UsageError(`'${dir}' holds an earlier run: record this one elsewhere (--save <new dir>), or remove it first`)
+  }
+  return runDir
+}
+
+/**
+ * The probe of the process that listens (its main thread): the one whose heap holds the server's objects.
+ * @param {TargetProcess} target
+ * @param {number} pid
+ * @returns {Promise<import('./channel.js').Peer | null>}
+ */
+async function probeOf (target, pid) {
+  // Its hello is sent before the server listens; a moment covers a socket that connected late.
+  for (let waited = 0; waited <= 1000; waited += 50) {
+    const peer = [...target.channel.peers].find(p => p.hello?.pid === pid && p.hello.threadId === 0)
+    if (peer) return peer
+    await new Promise(resolve => setTimeout(resolve, 50))
+  }
+  return null
+}
+
+/**
+ * @param {typeof PHASES[number]} name
+ * @param {HeapRunOptions} options
+ * @param {string} url
+ * @param {AbortSignal} signal
+ * @returns {Promise<PhaseRecord>}
+ */
+async function runPhase (name, options, url, signal) {
+  const result = await load({ ...options.load, url, signal })
+  return { name, requests: result.requests.total, duration: result.duration, failed: result.failed?.detail ?? null, result }
+}
+
+/**
+ * Asks the probe for a snapshot and waits for it to be written.
+ * @param {TargetProcess} target
+ * @param {import('./channel.js').Peer} peer
+ * @param {string} name
+ * @param {string} runDir
+ * @param {number} timeout seconds
+ */
+async function snapshot (target, peer, name, runDir, timeout) {
+  const started = Date.now()
+  /** @type {(message: any) => void} */
+  let onMessage = () => {}
+  /** @type {NodeJS.Timeout | undefined} */
+  let timer
+  try {
+    /** @type {any} */
+    const done = await new Promise((resolve) => {
+      onMessage = (message) => { if (message?.type === 'heap-snapshot-done' && message.name === name) resolve(message) }
+      target.channel.on('message', onMessage)
+      target.exited.then(() => resolve(null))
+      timer = setTimeout(() => resolve({ error: `not written within ${timeout} s (--snapshot-timeout)` }), timeout * 1000)
+      peer.send({ type: 'heap-snapshot', name })
+    })
+    if (done === null) throw new TargetError(`the target exited ${describeExit(/** @type {any} */ (target.exitInfo))} while its heap snapshot was taken`, { stderr: target.tail() })
+    if (done.error) throw new UsageError(`heap snapshot ${name} failed: ${done.error}`, 70)
+    const file = join(runDir, name)
+    if (!existsSync(file)) throw new UsageError(`heap snapshot ${name} was not written`, 70)
+    return { name, file, bytes: Number(done.bytes) || 0, ms: Date.now() - started }
+  } finally {
+    clearTimeout(timer)
+    target.channel.off('message', onMessage)
+  }
+}
