@@ -68,6 +68,11 @@ export function describeGroups (graph, tree, groups, places, requests) {
     if (place.file === null) {
       const located = retainers.slice(holdingAt >= 0 ? holdingAt : at).find(r => r.file !== null)
       if (located) place = { function: functionOf(located), file: located.file, line: located.line }
+      // A property is placed where the file of the object above it sets it (`this.byLabel = new Map()`).
+      if (located && holding?.kind === 'property' && located !== holding) {
+        const line = places.assignment(/** @type {string} */ (located.file), holding.name)
+        if (line !== null) place.line = line
+      }
     }
     const shown = holdingAt >= 0 ? Math.min(retainers.length, holdingAt + 1 + ABOVE_HOLDER) : retainers.length
     return {

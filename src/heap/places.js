@@ -108,6 +108,21 @@ export class Places {
     return best
   }
 
+  /**
+   * The line that sets property `name` in `file` (`this.name =`, `obj.name =`, a class field, an object literal's
+   * `name:`), when the file can be read; else null.
+   * @param {string} file
+   * @param {string} name
+   */
+  assignment (file, name) {
+    const lines = this.source(file)
+    if (lines === null || !/^[\p{L}_$][\p{L}\p{N}_$]*$/u.test(name)) return null
+    const n = name.replace(/\$/g, '\\$')
+    const sets = new RegExp(`(?:\\.${n}\\s*=(?!=)|^\\s*(?:static\\s+)?#?${n}\\s*=(?!=)|[{,]\\s*${n}\\s*:|^\\s*${n}\\s*:)`)
+    const i = lines.findIndex(l => sets.test(l))
+    return i < 0 ? null : i + 1
+  }
+
   /** @param {string} file */
   source (file) {
     if (!this.sources.has(file)) {

@@ -103,10 +103,11 @@ export function groupSurvivors (graph, tree, survivor) {
   for (const [h, group] of groups) {
     const kinds = [...group.kinds].map(([key, kind]) => ({ ...kind, name: key.slice(key.indexOf('\0') + 1) }))
     if (kinds.length === 0) continue
-    // What the holder keeps many of, nearest to it first: a listener array holds one Array and many closures; a
-    // Map cache as many keys (strings) as values (objects), and the values are what the program made.
+    // What the holder keeps many of, nearest to it first: a listener array is one Array holding many closures (which
+    // hold many more objects each); a Map cache holds as many keys (strings) as values (objects), and the values are
+    // what the program made.
     const most = Math.max(...kinds.map(k => k.count))
-    const best = kinds.filter(k => k.count * 2 >= most)
+    const best = kinds.filter(k => k.count * 10 >= most && (k.count > 1 || most === 1))
       .sort((a, b) => a.level - b.level || Number(isString(a.type)) - Number(isString(b.type)) || b.count - a.count)[0]
     out.push({ holder: h, constructor: best.name, type: best.type, count: best.count, nodes: group.nodes, bytes: group.bytes, sample: best.sample })
   }

@@ -75,6 +75,9 @@ export async function recordHeapRun (options) {
       status(`Phase ${k + 1}/3, ${name}: loading…`)
       const phase = await runPhase(name, options, record.url, abort.signal)
       record.phases.push(phase)
+      // A load that failed may have failed because the target died: its exit is what to report, and it can come a
+      // moment after the load saw the connections close.
+      if (phase.failed !== null) await Promise.race([target.exited, new Promise(resolve => setTimeout(resolve, 500))])
       if (target.exitInfo && !target.exitInfo.stoppedByUs) break
       if (phase.failed !== null) {
         record.failure = { category: 'load-failed', detail: `the ${name} phase's load failed: ${phase.failed}`, stderr: [] }

@@ -1,0 +1,172 @@
+// hotpath heap through the CLI, on leaks written here (not the examples it was built on): each server is a temp file,
+// loaded in three phases by the real probe; the first culprit's retainer path must name what holds the leak.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdir, mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { hotpath } from './helpers/cli.js'
+
+/**
+ * Writes the files of a server into a fresh temp dir.
+ * @param {Record<string, string>} files path → text
+ */
+async function app (files) {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-heap-'))
+  for (const [name, text] of Object.entries(files)) {
+    await mkdir(join(dir, name, '..'), { recursive: true })
+    await writeFile(join(dir, name), text)
+  }
+  return dir
+}
+
+/**
+ * Runs hotpath heap on `main` in `dir`.
+ * @param {string} dir
+ * @param {string} main
+ * @param {string[]} [extra]
+ */
+async function heap (dir, main, extra = []) {
+  const json = join(dir, 'heap-result.json')
+  const r = await hotpath(['heap', '-a', '1500', '-c', '4', '--save', join(dir, 'run'), '--json', json, ...extra, '--', process.execPath, main], { cwd: dir, timeout: 120000 })
+  let result = null
+  try {
+    result = JSON.parse(await readFile(json, 'utf8'))
+  } catch {}
+  return { ...r, result, first: r.stdout.split('\n')[0] }
+}
+
+/**
+ * Names along the first culprit's retainer path.
+ * @param {any} result
+ */
+function namesOf (result) {
+  assert.ok(result.culprits.length > 0, `a culprit: ${result.verdict}`)
+  return result.culprits[0].retainers.map((/** @type {any} */ r) => r.name)
+}
+
+test('a Map cache keyed per request (ES module): kept by the Map\'s variable, with its declaration line', async () => {
+  const dir = await app({
+    'server.mjs': "import { createServer } from 'node:http'\nimport { remember } from './memo.mjs'\n\n" +
+      'createServer((req, res) => {\n  res.end(remember(req))\n}).listen(0, \'127.0.0.1\')\n',
+    'memo.mjs': 'let served = 0\n// answers by request, in case the same one comes back\nconst answered = new Map()\n\n' +
+      'export function remember (req) {\n  const key = [req.method, req.url, ++served].join(\' \')\n' +
+      '  const answer = { key, at: new Date(), agent: String(req.headers[\'user-agent\']), body: JSON.stringify({ n: served }) }\n' +
+      '  answered.set(key, answer)\n  return answer.body\n}\n'
+  })
+  const { code, result, first, stderr } = await heap(dir, 'server.mjs')
+  assert.equal(code, 0, stderr)
+  assert.match(first, /^hotpath heap: .*grow.*`answered` \(Map\) in memo\.mjs:3$/)
+  const c = result.culprits[0]
+  assert.equal(c.constructor, 'Object')
+  assert.equal(c.holding, 'answered')
+  assert.ok(c.count >= 1500 && c.count <= 1600, `one entry per request of the growth phase: ${c.count}`)
+  assert.ok(c.bytesPerRequest > 0)
+  assert.match(c.file, /memo\.mjs$/)
+  assert.equal(c.line, 3)
+  assert.deepEqual(namesOf(result).slice(0, 2), ['Map entry', 'answered'])
+  assert.equal(result.command, 'heap')
+  assert.equal(result.snapshots.length, 3)
+  assert.deepEqual(result.load.phases.map((/** @type {any} */ p) => p.name), ['warm-up', 'growth', 'settle'])
+})
+
+test('a listener closure added per request to a long-lived emitter: kept by the emitter\'s variable', async () => {
+  const dir = await app({
+    'server.js': "'use strict'\nconst http = require('http')\nconst { EventEmitter } = require('events')\n\n" +
+      'const config = new EventEmitter()\nconfig.setMaxListeners(0)\n\n' +
+      'http.createServer((req, res) => {\n  const started = Date.now()\n' +
+      '  config.on(\'reload\', function onReload () { return started + req.url.length })\n' +
+      '  res.end(\'ok\')\n}).listen(0, \'127.0.0.1\')\n'
+  })
+  const { code, result, stderr } = await heap(dir, 'server.js')
+  assert.equal(code, 0, stderr)
+  const c = result.culprits[0]
+  assert.equal(c.constructor, 'Function')
+  assert.equal(c.function, 'onReload', 'a leaked closure is placed where it is defined')
+  assert.equal(c.line, 10)
+  const names = namesOf(result)
+  assert.ok(names.includes('reload'), names.join(' ← '))
+  assert.ok(names.includes('config'), `the path names the emitter's variable: ${names.join(' ← ')}`)
+})
+
+test('an array of promises that never settle: kept by the array\'s variable', async () => {
+  const dir = await app({
+    'server.js': "const http = require('http')\n\nconst waiting = []\n\n" +
+      'function later (id) {\n  return new Promise((resolve) => { if (id < 0) resolve(id) })\n}\n\n' +
+      'http.createServer(async (req, res) => {\n  waiting.push(later(waiting.length))\n  res.end(String(waiting.length))\n}).listen(0, \'127.0.0.1\')\n'
+  })
+  const { code, result, stderr } = await heap(dir, 'server.js')
+  assert.equal(code, 0, stderr)
+  const c = result.culprits[0]
+  assert.equal(c.constructor, 'Promise')
+  assert.equal(c.holding, 'waiting')
+  assert.equal(c.line, 3)
+  assert.ok(namesOf(result).includes('waiting'))
+})
+
+test('a registry inside a dependency under node_modules: the path names its property and variable, in the dependency', async () => {
+  const dir = await app({
+    'node_modules/tiny-metrics/package.json': JSON.stringify({ name: 'tiny-metrics', main: 'index.js' }),
+    'node_modules/tiny-metrics/index.js': "'use strict'\nclass Registry {\n  constructor () {\n    this.byLabel = new Map()\n  }\n" +
+      '  observe (label, value) {\n    this.byLabel.set(label, { label, value, at: Date.now() })\n  }\n}\n' +
+      'const registry = new Registry()\nexports.observe = (label, value) => registry.observe(label, value)\n',
+    'app.js': "const http = require('http')\nconst metrics = require('tiny-metrics')\nlet id = 0\n" +
+      'http.createServer((req, res) => {\n  metrics.observe(\'request \' + (++id) + \' \' + req.url, process.hrtime.bigint())\n  res.end()\n}).listen(0, \'127.0.0.1\')\n'
+  })
+  const { code, result, stderr } = await heap(dir, 'app.js')
+  assert.equal(code, 0, stderr)
+  const c = result.culprits[0]
+  assert.equal(c.holding, 'byLabel')
+  assert.match(c.file, /node_modules\/tiny-metrics\/index\.js$/)
+  assert.equal(c.line, 4, 'the property is placed where the dependency sets it')
+  const names = namesOf(result)
+  assert.ok(names.includes('byLabel') && names.includes('registry'), names.join(' ← '))
+  const registry = result.culprits[0].retainers.find((/** @type {any} */ r) => r.name === 'registry')
+  assert.match(registry.file, /node_modules\/tiny-metrics\/index\.js$/)
+  assert.equal(registry.line, 10)
+})
+
+test('a server that allocates a lot but keeps nothing: nothing grows', async () => {
+  const dir = await app({
+    'server.js': "const http = require('http')\nconst recent = []\n" +
+      'http.createServer((req, res) => {\n  const rows = []\n  for (let i = 0; i < 500; i++) rows.push({ i, name: \'row \' + i, tags: [i, i * 2] })\n' +
+      '  recent.push(rows[0])\n  if (recent.length > 50) recent.shift()\n' +
+      '  res.end(JSON.stringify(rows).slice(0, 100))\n}).listen(0, \'127.0.0.1\')\n'
+  })
+  const { code, result, first, stderr } = await heap(dir, 'server.js')
+  assert.equal(code, 0, stderr)
+  assert.match(first, /^hotpath heap: nothing grows with load/)
+  assert.deepEqual(result.culprits, [])
+  assert.ok(result.survivors.count >= 0)
+})
+
+test('--analyse redoes a saved run; a target that dies mid-run exits 4 and says so first, with its snapshots kept', async () => {
+  const dir = await app({
+    'server.js': "const http = require('http')\nconst kept = []\nlet n = 0\n" +
+      "http.createServer((req, res) => {\n  kept.push({ n })\n  if (++n === 2000) throw new Error('out of luck')\n  res.end()\n}).listen(0, '127.0.0.1')\n"
+  })
+  const { code, first, result } = await heap(dir, 'server.js')
+  assert.equal(code, 4)
+  assert.match(first, /^hotpath heap: the target exited with code 1 during the growth phase/)
+  assert.equal(result.failure.category, 'target-failed')
+  assert.ok(result.failure.stderr.some((/** @type {string} */ l) => l.includes('out of luck')))
+  const files = await readdir(join(dir, 'run'))
+  assert.ok(files.includes('heap-1.heapsnapshot'), files.join(', '))
+
+  const again = await hotpath(['heap', '--analyse', join(dir, 'run')], { cwd: dir })
+  assert.equal(again.code, 4)
+  assert.equal(again.stdout.split('\n')[0], first)
+})
+
+test('bad invocations: one line, exit 2', async () => {
+  const none = await hotpath(['heap'])
+  assert.equal(none.code, 2)
+  assert.equal(none.stderr.trim().split('\n').length, 1)
+  assert.match(none.stderr, /needs the server command/)
+  const notRun = await hotpath(['heap', '--analyse', tmpdir()])
+  assert.equal(notRun.code, 2)
+  assert.match(notRun.stderr, /is not a hotpath heap run/)
+  const help = await hotpath(['heap', '--help'])
+  assert.equal(help.code, 0)
+  for (const flag of ['--amount', '--duration', '--json', '--save', '--analyse', '--snapshot-timeout', '--fail-on-leak']) assert.ok(help.stdout.includes(flag), flag)
+})
