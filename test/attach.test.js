@@ -91,14 +91,66 @@ test('after doctor and flame --attach, nothing of the probe is left in the proce
     const port = Number(server.match[1])
     const before = JSON.parse((await get(port, '/__state')).body)
     assert.equal(before.inspector, null)
-    const d = await hotpath(['doctor', '-d', '2', '--no-progress', '--save', join(dir, 'run'), '--attach', String(server.child.pid)], { timeout: 60000 })
-    assert.equal(d.code, 0, d.stderr)
+    // The load is a command that asks the server how it is while the probe is in it.
+    const during = join(dir, 'during.json')
+    const ask = `${JSON.stringify(process.execPath)} -e 'fetch("http://127.0.0.1:"+process.env.PORT+"/__state").then(r => r.text()).then(t => require("fs").writeFileSync(${JSON.stringify(during)}, t))'`
+    const d = await hotpath(['doctor', '--save', join(dir, 'run'), '--on-port', ask, '--attach', String(server.child.pid)], { timeout: 60000 })
+    assert.ok(d.code === 0, d.stderr)
+    const inside = JSON.parse(await readFile(during, 'utf8'))
+    assert.equal(inside.attached, true)
+    assert.notDeepEqual(inside.functions, before.functions, 'the probe had its hooks in')
+    assert.ok(inside.listeners.request > before.listeners.request)
+    assert.deepEqual(JSON.parse((await get(port, '/__state')).body), before)
+    const run = await hotpath(['doctor', '-d', '2', '--no-progress', '--save', join(dir, 'run2'), '--attach', String(server.child.pid)], { timeout: 60000 })
+    assert.equal(run.code, 0, run.stderr)
     assert.deepEqual(JSON.parse((await get(port, '/__state')).body), before)
     const f = await hotpath(['flame', '-d', '2', '--no-progress', '-o', join(dir, 'flame'), '--attach', String(server.child.pid), '--json'], { timeout: 60000 })
     assert.equal(f.code, 0, f.stderr)
     assert.match(JSON.parse(f.stdout).culprits[0].file, /attach-state\.js$/)
     assert.deepEqual(JSON.parse((await get(port, '/__state')).body), before)
     assert.equal((await get(port, '/')).status, 200)
+  } finally {
+    server.stop()
+  }
+})
+
+for (const signal of /** @type {const} */ (['SIGINT', 'SIGKILL'])) {
+  test(`hotpath stopped by ${signal} during an attached run: the probe leaves, the server serves on`, { timeout: 60000 }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'hotpath-attach-'))
+    const server = await start([process.execPath, 'test/fixtures/servers/attach-state.js'], /listening (\d+)/)
+    try {
+      const port = Number(server.match[1])
+      const before = JSON.parse((await get(port, '/__state')).body)
+      const run = spawn(process.execPath, [BIN, 'doctor', '-d', '30', '-c', '2', '--no-progress', '--save', join(dir, 'run'), '--attach', String(server.child.pid)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+      let stderr = ''
+      run.stderr.setEncoding('utf8').on('data', (c) => { stderr += c })
+      const ended = new Promise(resolve => run.once('exit', (code, sig) => resolve({ code, sig })))
+      await waitUntil(() => /loading it/.test(stderr), 20000)
+      assert.equal(JSON.parse((await get(port, '/__state')).body).attached, true)
+      run.kill(signal)
+      const { code, sig } = /** @type {{ code: number | null, sig: string | null }} */ (await ended)
+      if (signal === 'SIGINT') assert.equal(code, 130, stderr)
+      else assert.equal(sig, 'SIGKILL')
+      // Killed, hotpath could not say `detach`: its channel closing is what tells the probe to leave.
+      let after = null
+      await waitUntil(async () => { after = JSON.parse((await get(port, '/__state')).body); return after.attached === false }, 5000)
+      assert.deepEqual(after, before)
+      assert.ok(alive(/** @type {number} */ (server.child.pid)))
+    } finally {
+      server.stop()
+    }
+  })
+}
+
+test('a process that exits during an attached run fails the run (exit 4) with its exit code', { timeout: 60000 }, async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-attach-'))
+  const server = await start([process.execPath, 'test/fixtures/servers/attach-state.js'], /listening (\d+)/)
+  try {
+    const r = await hotpath(['doctor', '-d', '3', '--no-progress', '--path', '/__exit', '--save', join(dir, 'run'), '--json', '-', '--attach', String(server.child.pid)], { timeout: 60000 })
+    assert.equal(r.code, 4, r.stderr)
+    const d = JSON.parse(r.stdout)
+    assert.equal(d.category, 'target-failed')
+    assert.match(JSON.stringify(d), /exited with code 3/)
   } finally {
     server.stop()
   }
@@ -175,12 +227,12 @@ test('--attach refuses another user\'s process (run as nobody against root\'s)',
 })
 
 /**
- * @param {() => boolean} check
+ * @param {() => boolean | Promise<boolean>} check
  * @param {number} [timeout]
  */
 async function waitUntil (check, timeout = 5000) {
   const deadline = Date.now() + timeout
-  while (!check()) {
+  while (!await check()) {
     if (Date.now() > deadline) throw new Error('timed out')
     await new Promise(resolve => setTimeout(resolve, 25))
   }

@@ -50,7 +50,11 @@ export function attach (settings) {
     heapSplit: Number(settings.HOTPATH_HEAP_SPLIT ?? 5000)
   })
   const p = probe
-  const final = () => p.final()
+  // hotpath did not start this process and cannot wait for it: the probe says how it ends.
+  const final = (/** @type {number} */ code) => {
+    p.final()
+    channel.send({ type: 'exit', pid: process.pid, code })
+  }
   process.on('exit', final)
   p.start()
   const watched = watchServers(p, channel)

@@ -31,6 +31,8 @@ export class AttachedTarget extends TargetProcess {
     this.gid = info.gid
     /** @type {NodeJS.Timeout | null} */
     this.watchTimer = null
+    /** @type {number | null} the code the process exited with, as its probe told */
+    this.exitCode = null
   }
 
   get pid () {
@@ -50,6 +52,7 @@ export class AttachedTarget extends TargetProcess {
     }
     await this.channel.listen()
     this.collectListening()
+    this.channel.on('message', (msg) => { if (msg?.type === 'exit' && typeof msg.code === 'number') this.exitCode = msg.code })
     this.shareWithTarget()
     const before = new Set(listeningSockets(pid).map(s => s.inode))
     try {
@@ -123,7 +126,7 @@ export class AttachedTarget extends TargetProcess {
   watchExit () {
     this.watchTimer = setInterval(() => {
       if (alive(this.targetPid)) return
-      this.exitInfo = { code: null, signal: null, stoppedByUs: false }
+      this.exitInfo = { code: this.exitCode, signal: null, stoppedByUs: false }
       this.resolveExit(this.exitInfo)
       if (this.watchTimer) clearInterval(this.watchTimer)
     }, 250)
