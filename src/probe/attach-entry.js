@@ -70,6 +70,11 @@ export function attach (settings) {
       for (const { server, event, listener } of watched) server.removeListener(event, listener)
       process.removeListener('exit', final)
     } catch {}
+    // hotpath heap keeps one inspector session for its snapshots (heap-snapshot.js): it goes too, where it can.
+    try {
+      const heap = /** @type {any} */ (await import('./heap-snapshot.js'))
+      if (typeof heap.closeSession === 'function') heap.closeSession()
+    } catch {}
     delete g[ATTACHED]
     // The inspector hotpath opened is closed once the probe is in (closeInspector); make sure of it on leaving too.
     if (inspector.url() !== undefined) { try { inspector.close() } catch {} }
