@@ -84,6 +84,12 @@ export function collectCulprits (data, signals, category, opts = {}) {
   }
   // A server that waits is to blame where its requests wait: the lines the wait tracer found, then the outgoing
   // HTTP calls it timed that take a real part of its time (all of them, when no request could be traced).
+  // A healthy server that makes its round trips one by one (N+1) is told where: the cheapest win it has.
+  if (category === 'healthy') {
+    for (const c of waitCulprits(signals, cwd)) {
+      if (c.wait?.role === 'wait' && c.wait.sequential !== null && out.length < 2) out.push(c)
+    }
+  }
   if (category === 'io') {
     for (const c of waitCulprits(signals, cwd)) {
       if (out.length < 3) out.push(c)

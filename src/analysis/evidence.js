@@ -112,8 +112,8 @@ function memoryRows (s) {
         : s.memory.trend === null
           ? 'too-few-seconds'
           : !s.memory.trend.settled && s.memory.trend.fullCollections < 2 && s.memory.trend.slope > THRESHOLDS.leakBytes / s.window.seconds
-            ? 'rising-unconfirmed'
-            : 'flat',
+              ? 'rising-unconfirmed'
+              : 'flat',
       facts: {}
     }
   ]

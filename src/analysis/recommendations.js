@@ -1,6 +1,6 @@
-import { dominantGc } from './rules.js'
+import { dominantGc, ownUtilization } from './rules.js'
 import { THRESHOLDS } from './thresholds.js'
-import { waitLine } from './wait-line.js'
+import { queueIsMinor, waitLine } from './wait-line.js'
 
 /** @typedef {import('./signals.js').Signals} Signals */
 /** @typedef {import('./rules.js').Category} Category */
@@ -80,11 +80,13 @@ export function recommend (category, s, culprits, run) {
       out.push({ kind: 'growing-collections' }, { kind: 'heap-snapshots', args: run.command.slice(1).join(' ') })
       break
     case 'healthy':
+      // A server fast enough to be healthy can still make its round trips one by one: the cheapest win it has.
+      out.push(...waitAdvice(s).filter(a => a.kind === 'n-plus-one'))
       if (s.helpers.utilization >= THRESHOLDS.busy) {
         const task = culprits.find(c => c.measure === 'cpu' && inPool(c, s))
         out.push({ kind: 'worker-pool-busy', utilization: s.helpers.utilization, task: task ? { ...codeAt(task), share: task.share } : null })
       }
-      if (s.loop.utilization >= THRESHOLDS.busy) out.push({ kind: 'one-core-busy' })
+      if (ownUtilization(s) >= THRESHOLDS.busy) out.push({ kind: 'one-core-busy' })
       if (where && top && top.share >= 0.2) out.push({ kind: 'one-core-hotspot', culprit: where, share: top.share })
       out.push({ kind: 'compare-runs' })
       break
@@ -132,10 +134,11 @@ function waitAdvice (s) {
   for (const w of s.waits.sites) {
     if (w.share < THRESHOLDS.waitShare) continue
     const wait = waitLine(w)
-    if (wait.queue && wait.pool) out.push({ kind: 'pool-too-small', wait })
-    else if (w.sequential) out.push({ kind: 'n-plus-one', wait })
+    const pool = wait.queue !== null && wait.pool !== null && !queueIsMinor(wait)
+    if (pool) out.push({ kind: 'pool-too-small', wait })
+    if (w.sequential) out.push({ kind: 'n-plus-one', wait })
     else if (w.parallel && w.perRequest >= THRESHOLDS.sequentialWaits) out.push({ kind: 'parallel-round-trips', wait })
-    else out.push({ kind: 'slow-wait', wait })
+    else if (!pool) out.push({ kind: 'slow-wait', wait })
   }
   return out
 }

@@ -18,7 +18,7 @@ export { THRESHOLDS }
  *   | { kind: 'no-request-finished', delayMaxMs: number }
  *   | { kind: 'cpu-per-request', cpuPerRequestMs: number, delayP99Ms: number }
  *   | { kind: 'long-tasks', delayMaxMs: number, delayP99Ms: number, cpuPerRequestMs: number }
- *   | { kind: 'waiting', serverTimeMs: number, cpuPerRequestMs: number, idle: number, topWait: import('./wait-line.js').WaitLine | null, agent: { agent: string, maxSockets: number } | null }
+ *   | { kind: 'waiting', serverTimeMs: number, cpuPerRequestMs: number, idle: number, runQueue: number | null, topWait: import('./wait-line.js').WaitLine | null, agent: { agent: string, maxSockets: number } | null }
  *   | { kind: 'healthy', requestsPerSecond: number, cpuPerRequestMs: number, delayP99Ms: number, busy: boolean }} RuleFacts
  */
 
@@ -76,17 +76,20 @@ export const RULES = [
     // The loop idles; or, where the probe traced the requests' waits and found most of their time in them, it is
     // not saturated (a machine busy with the server's own database makes its loop read half busy; a client that
     // makes many round trips a request spends more than half a core at a few hundred requests a second).
-    holds: (s) => (s.loop.utilization < THRESHOLDS.idle || (waited(s) && s.loop.utilization < THRESHOLDS.busy)) &&
+    holds: (s) => (ownUtilization(s) < THRESHOLDS.idle || (waited(s) && ownUtilization(s) < THRESHOLDS.busy)) &&
       s.helpers.utilization < THRESHOLDS.busy &&
       s.cpu.percent < (waited(s) ? THRESHOLDS.busy : THRESHOLDS.waitingCores) * s.servingProcesses &&
       s.requests.serverTimeMean >= THRESHOLDS.serverTime &&
-      s.cpu.perRequestMs <= THRESHOLDS.cpuOfServerTime * s.requests.serverTimeMean,
+      // Traced waits are direct evidence: their requests spent most of their time waiting, and the CPU is judged
+      // against the rest (a client that makes six round trips a request spends a quarter of it encoding them).
+      s.cpu.perRequestMs <= (waited(s) ? 1 - THRESHOLDS.waitedShare : THRESHOLDS.cpuOfServerTime) * s.requests.serverTimeMean,
     decisive: ['server-time', 'event-loop-utilization'],
     facts: (s) => ({
       kind: 'waiting',
       serverTimeMs: s.requests.serverTimeMean,
       cpuPerRequestMs: s.cpu.perRequestMs,
       idle: 1 - s.loop.utilization,
+      runQueue: s.loop.runQueue,
       topWait: topWait(s),
       agent: s.agents.length > 0 ? { agent: s.agents[0].agent, maxSockets: s.agents[0].maxSockets } : null
     })
@@ -100,7 +103,7 @@ export const RULES = [
       requestsPerSecond: s.requests.rate,
       cpuPerRequestMs: s.cpu.perRequestMs,
       delayP99Ms: s.loop.delayP99,
-      busy: s.loop.utilization >= THRESHOLDS.busy
+      busy: ownUtilization(s) >= THRESHOLDS.busy
     })
   }
 ]
@@ -127,6 +130,16 @@ export function isLeak (s) {
     return t.t >= 2 * THRESHOLDS.leakT && t.growth >= 2 * THRESHOLDS.leakBytes && t.growth >= THRESHOLDS.leakRatio * t.start
   }
   return t.t >= THRESHOLDS.leakT && t.growth >= THRESHOLDS.leakBytes && t.growth >= THRESHOLDS.leakRatio * t.start
+}
+
+/**
+ * How busy the serving threads kept their loops by their own work: event-loop utilisation counts the time a thread
+ * was ready to run but waited for a CPU, which on a machine shared with the database it waits on (or any busy host)
+ * made a waiting server's loop read 90% busy on 30% of a core. That time is the machine's, not the loop's.
+ * @param {Signals} s
+ */
+export function ownUtilization (s) {
+  return Math.max(0, s.loop.utilization - (s.loop.runQueue ?? 0))
 }
 
 /**

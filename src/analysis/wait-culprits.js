@@ -3,7 +3,7 @@ import { labelAt } from '../profile/function-labels.js'
 import { scriptIndex } from '../profile/script-index.js'
 import { SourceCache } from '../profile/sources.js'
 import { THRESHOLDS } from './thresholds.js'
-import { waitLine } from './wait-line.js'
+import { queueIsMinor, waitLine } from './wait-line.js'
 
 /** @typedef {import('./waits.js').WaitSignal} WaitSignal */
 
@@ -25,7 +25,7 @@ import { waitLine } from './wait-line.js'
 /**
  * The lines to blame for a server that waits, most time first: where requests wait (an await, a call that takes a
  * callback, a round trip written there), with what they wait on and how often; for requests that queue for a pooled
- * connection, first the line that created the pool with its limit.
+ * connection, the line that created the pool with its limit, first unless the queue is short beside the trip.
  * @param {import('./signals.js').Signals} s
  * @param {string} cwd the target's working directory, which the sites' files are relative to
  * @returns {import('./culprits.js').Culprit[]}
@@ -37,8 +37,13 @@ export function waitCulprits (s, cwd) {
   for (const w of s.waits.sites) {
     if (w.share < THRESHOLDS.waitShare) continue
     const pool = poolCulprit(w)
-    if (pool !== null && !out.some(c => c.file === pool.file && c.line === pool.line)) out.push(pool)
-    out.push(siteCulprit(w, sources, cwd))
+    const site = siteCulprit(w, sources, cwd)
+    const fresh = pool !== null && !out.some(c => c.file === pool.file && c.line === pool.line)
+    // The pool comes first where queueing for it is a good part of each wait (see queueIsMinor).
+    const minor = queueIsMinor(w)
+    if (fresh && !minor) out.push(/** @type {import('./culprits.js').Culprit} */ (pool))
+    out.push(site)
+    if (fresh && minor) out.push(/** @type {import('./culprits.js').Culprit} */ (pool))
   }
   return out
 }

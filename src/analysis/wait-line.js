@@ -34,3 +34,13 @@ export function waitLine (w) {
     pool: w.pool
   }
 }
+
+/**
+ * Whether the pool a line's requests queue for is only full because what they wait on is slow: the round trip takes
+ * more than twice as long as the queueing (an N+1 keeping all of a pool's connections busy). A bigger pool would
+ * then only load the backend more; the line that waits is to blame first.
+ * @param {{ queue: { msPerWait: number } | null, msPerTrip: number | null }} w
+ */
+export function queueIsMinor (w) {
+  return w.queue !== null && w.msPerTrip !== null && w.queue.msPerWait < w.msPerTrip / 2
+}

@@ -39,7 +39,8 @@ function ruleSentence (f) {
     case 'long-tasks':
       return `The event loop is blocked: single tasks hold it for up to ${formatMs(f.delayMaxMs)} (p99 ${formatMs(f.delayP99Ms)}), though requests cost only ${formatMs(f.cpuPerRequestMs)} of CPU each — look for synchronous I/O or occasional heavy work.`
     case 'waiting':
-      return `The server is waiting on I/O: requests take ${formatMs(f.serverTimeMs)} on the server but only ${formatMs(f.cpuPerRequestMs)} of CPU, and the event loop is idle ${formatPercent(f.idle, 0)} of the time.` +
+      return `The server is waiting on I/O: requests take ${formatMs(f.serverTimeMs)} on the server but only ${formatMs(f.cpuPerRequestMs)} of CPU, and the event loop is idle ${formatPercent(f.idle, 0)} of the time` +
+        (f.runQueue !== null && f.runQueue >= 0.1 ? `; its thread waited for a CPU ${formatPercent(f.runQueue, 0)} of the time (the machine is short of cores).` : '.') +
         (f.topWait ? topWaitSentence(f.topWait) : '') +
         (f.agent ? ` Outgoing requests queued for a free socket in ${f.agent.agent} (maxSockets ${f.agent.maxSockets}).` : '')
     case 'healthy':
