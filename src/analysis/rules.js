@@ -143,12 +143,14 @@ export function ownUtilization (s) {
 }
 
 /**
- * Whether the traced requests spent most of their time in waits at known lines: direct evidence of a server that
- * waits, which the io rule takes over the loop's and the CPU's figures up to `busy`.
+ * Whether the traced requests spent most of their time in waits at known lines on something outside the process:
+ * direct evidence of a server that waits, which the io rule takes over the loop's and the CPU's figures up to `busy`.
+ * Waits on the process's own worker threads do not count: the pool computes, and a machine short of cores made the
+ * worker-threads example read io.
  * @param {Signals} s
  */
 function waited (s) {
-  return s.waits.attributed >= THRESHOLDS.waitedShare
+  return s.waits.outside >= THRESHOLDS.waitedShare
 }
 
 /**

@@ -45,6 +45,8 @@ export { resourceName } from './wait-sites.js'
  * @property {number} traced requests traced in the serving threads during the window
  * @property {number} meanMs their mean time on the server
  * @property {number} attributed share of their time spent in waits with a known site
+ * @property {number} outside the part of `attributed` spent waiting on something outside the process: not on its own
+ *   worker threads, which are busy computing for it rather than waiting
  * @property {WaitSignal[]} sites most time first
  */
 
@@ -63,6 +65,7 @@ export function computeWaits (threads, start, end, fallbackCwd) {
   let traced = 0
   let totalMs = 0
   let attributed = 0
+  let ownThreads = 0
   for (const t of threads) {
     const cwd = String(t.hello.cwd ?? fallbackCwd)
     for (const trace of t.waits.traces) {
@@ -83,6 +86,9 @@ export function computeWaits (threads, start, end, fallbackCwd) {
         }
         const ms = list.reduce((a, o) => a + (shares.get(o) ?? 0), 0)
         attributed += ms
+        for (const o of list) {
+          if (t.waits.resources.get(o.resource)?.[0] === 'worker') ownThreads += shares.get(o) ?? 0
+        }
         addToAcc(acc, list, ms, t.waits)
       }
     }
@@ -90,5 +96,11 @@ export function computeWaits (threads, start, end, fallbackCwd) {
   const sites = [...bySite.values()]
     .map(acc => summarize(acc, traced, totalMs, threads))
     .sort((a, b) => b.share - a.share)
-  return { traced, meanMs: traced > 0 ? totalMs / traced : 0, attributed: totalMs > 0 ? attributed / totalMs : 0, sites }
+  return {
+    traced,
+    meanMs: traced > 0 ? totalMs / traced : 0,
+    attributed: totalMs > 0 ? attributed / totalMs : 0,
+    outside: totalMs > 0 ? (attributed - ownThreads) / totalMs : 0,
+    sites
+  }
 }
