@@ -54,9 +54,12 @@ test('a Map cache keyed per request (ES module): kept by the Map\'s variable, wi
       '  const answer = { key, at: new Date(), agent: String(req.headers[\'user-agent\']), body: JSON.stringify({ n: served }) }\n' +
       '  answered.set(key, answer)\n  return answer.body\n}\n'
   })
-  const { code, result, first, stderr } = await heap(dir, 'server.mjs')
+  const { code, result, first, stderr, stdout } = await heap(dir, 'server.mjs')
   assert.equal(code, 0, stderr)
   assert.match(first, /^hotpath heap: .*grow.*`answered` \(Map\) in memo\.mjs:3$/)
+  assert.match(stdout, /\nReport: run\/heap\.html\n$/, 'the HTML page is written, its path said last')
+  const page = await readFile(join(dir, 'run', 'heap.html'), 'utf8')
+  assert.match(page, /<code>answered<\/code> \(Map\)/)
   const c = result.culprits[0]
   assert.equal(c.constructor, 'Object')
   assert.equal(c.holding, 'answered')

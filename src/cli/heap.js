@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs'
-import { writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { dirname, join, relative, resolve } from 'node:path'
 import { UsageError } from '../errors.js'
 import { preparePlan } from '../load/load.js'
 import { recordHeapRun } from '../run/heap-run.js'
 import { buildHeapReport } from '../heap/report.js'
 import { formatHeapReport, verdictLine } from '../heap/words.js'
+import { renderHeapPage } from '../heap/html.js'
 import { durationFlag, numberFlag } from './args.js'
 import { LOAD_FLAGS, loadOptionsFromFlags } from './load-options.js'
 import { TARGET_FLAGS } from './target-run.js'
@@ -33,6 +34,7 @@ export const spec = {
     duration: { ...LOAD_FLAGS.duration, description: 'how long each of the three phases loads', default: `${PHASE_SECONDS}s` },
     amount: { ...LOAD_FLAGS.amount, description: 'complete N requests in each phase instead of loading for a duration' },
     json: { type: 'string', value: 'file', description: 'write the result as JSON to a file (- for stdout)' },
+    report: { type: 'string', value: 'file', description: 'write the HTML page (verdict, retainer paths, phases) here', default: '<run-dir>/heap.html' },
     save: { type: 'string', value: 'dir', description: 'where to record the run (the three snapshots and heap.json)', default: '.hotpath/<time>-heap' },
     analyse: { type: 'string', value: 'dir', description: 're-analyse a recorded run without running anything' },
     'snapshot-timeout': { type: 'string', value: 'time', description: 'how long one heap snapshot may take', default: '5m' },
@@ -120,10 +122,37 @@ async function finish (report, values, jsonFile, io, interruptedBy) {
       }
     }
   }
-  ;(jsonFile === '-' ? io.stderr : io.stdout).write(formatHeapReport(report, process.cwd()))
+  const out = jsonFile === '-' ? io.stderr : io.stdout
+  out.write(formatHeapReport(report, process.cwd()))
+  await writePage(report, values, out, io)
   const failed = outcomeExit({ failure: report.failure, interruptedBy })
   if (failed !== 0) return failed
   return values['fail-on-leak'] && report.culprits.length > 0 ? 1 : 0
+}
+
+/**
+ * Writes the HTML page, into the run directory unless --report says where, and prints its path last. The page is a
+ * by-product: when it cannot be written where nobody asked for it (a read-only run directory), that is said, and the
+ * exit code stays what the run found.
+ * @param {import('../heap/report.js').HeapReport} report
+ * @param {Record<string, unknown>} values
+ * @param {NodeJS.WritableStream} out
+ * @param {import('./main.js').Io} io
+ */
+async function writePage (report, values, out, io) {
+  const asked = typeof values.report === 'string'
+  const file = asked ? /** @type {string} */ (values.report) : join(report.runDir, 'heap.html')
+  try {
+    await mkdir(dirname(resolve(file)), { recursive: true })
+    await writeFile(file, renderHeapPage(report, process.cwd()))
+  } catch (err) {
+    const why = /** @type {NodeJS.ErrnoException} */ (err).code ?? /** @type {Error} */ (err).message
+    if (asked) throw new UsageError(`cannot write the report to '${file}': ${why}`)
+    io.stderr.write(`hotpath heap: no HTML page (${why})\n`)
+    return
+  }
+  const shown = relative(process.cwd(), resolve(file))
+  out.write(`Report: ${shown.startsWith('..') ? resolve(file) : shown}\n`)
 }
 
 /**
@@ -144,7 +173,7 @@ function readSaved (dir) {
   }
   return {
     target: /** @type {string[]} */ (saved.target ?? []),
-    runDir: /** @type {string} */ (saved.runDir),
+    runDir: resolve(dir),
     url: String(saved.url ?? ''),
     pid: 0,
     phases: saved.load.phases,
