@@ -142,6 +142,24 @@ for (const signal of /** @type {const} */ (['SIGINT', 'SIGKILL'])) {
   })
 }
 
+test('a cluster worker can be attached to (its server is found on the heap); its primary, which serves nothing itself, is refused', { timeout: 60000 }, async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-attach-'))
+  const cluster = await start([process.execPath, 'examples/cluster/server.js'], /worker (\d+) on http:\/\/127\.0\.0\.1:(\d+)\//, { PORT: '0', WORKERS: '1' })
+  try {
+    const primary = await hotpath(['doctor', '-d', '1', '--no-progress', '--save', join(dir, 'primary'), '--attach', String(cluster.child.pid)])
+    assert.equal(primary.code, 2)
+    assert.deepEqual(oneLine(primary).slice(-1), [`hotpath doctor: pid ${cluster.child.pid} has no server listening on its main thread (a cluster primary: attach to a worker's pid; a worker thread's server: give --port)`])
+    const worker = await hotpath(['doctor', '-d', '2', '--no-progress', '--save', join(dir, 'worker'), '--attach', cluster.match[1]], { timeout: 60000 })
+    assert.equal(worker.code, 0, worker.stderr)
+    const run = JSON.parse(await readFile(join(dir, 'worker', 'run.json'), 'utf8'))
+    assert.equal(run.listening.port, Number(cluster.match[2]))
+    assert.equal(run.listening.pid, Number(cluster.match[1]))
+    assert.ok(run.load.requests.total > 0)
+  } finally {
+    cluster.stop()
+  }
+})
+
 test('a process that exits during an attached run fails the run (exit 4) with its exit code', { timeout: 60000 }, async () => {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-attach-'))
   const server = await start([process.execPath, 'test/fixtures/servers/attach-state.js'], /listening (\d+)/)
@@ -163,15 +181,17 @@ test('--attach refuses, in one line and with exit 2, what it cannot attach to, a
   assert.equal(none.code, 2)
   assert.deepEqual(oneLine(none), [`hotpath doctor: no process with pid ${gone.pid}`])
 
-  const sleeper = await start(['sh', '-c', 'echo up; exec sleep 30'], /up/)
+  const sleeper = spawn('sleep', ['30'], { stdio: 'ignore' })
+  await new Promise(resolve => sleeper.once('spawn', resolve))
   try {
-    const r = await hotpath(['doctor', '--attach', String(sleeper.child.pid)])
+    const r = await hotpath(['doctor', '--attach', String(sleeper.pid)])
     assert.equal(r.code, 2)
     assert.match(oneLine(r).join('\n'), /^hotpath doctor: pid \d+ is not a Node\.js process \(it runs .*sleep\)$/)
     await new Promise(resolve => setTimeout(resolve, 200))
-    assert.ok(alive(/** @type {number} */ (sleeper.child.pid)), 'never signalled')
+    assert.equal(sleeper.exitCode, null, 'never signalled')
+    assert.equal(sleeper.signalCode, null, 'never signalled')
   } finally {
-    sleeper.stop()
+    sleeper.kill('SIGKILL')
   }
 
   const both = await hotpath(['flame', '--attach', '1', '--', 'node', 'x.js'])

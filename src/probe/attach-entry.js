@@ -1,9 +1,9 @@
 // The probe of a process hotpath did not start (`--attach <pid>`): installed late through the inspector, on the main
 // thread only, and taken out again completely when hotpath says `detach` — or when hotpath's end of the channel goes
 // away. Unlike preload.js it never stops the target: hotpath gone means the probe leaves, and the process serves on.
+import { existsSync } from 'node:fs'
 import http from 'node:http'
 import https from 'node:https'
-import inspector from 'node:inspector'
 import net from 'node:net'
 import tls from 'node:tls'
 import { openChannel } from './channel.js'
@@ -27,11 +27,14 @@ const ATTACHED = Symbol.for('hotpath.attached')
 /**
  * Starts the probe in this process and reports the servers already listening. Called once, from the inspector.
  * @param {AttachSettings} settings
- * @returns {{ ok: true, pid: number } | { ok: false, reason: string }}
+ * @returns {{ ok: true, pid: number, servers: number } | { ok: false, reason: string }}
  */
 export function attach (settings) {
   const g = /** @type {any} */ (globalThis)
   if (g[ATTACHED]) return { ok: false, reason: 'another hotpath is attached to it' }
+  // A process too busy to load the probe in time gets here after hotpath gave up and removed its channel: nothing to
+  // attach to, and no one to tell the probe to leave.
+  if (!existsSync(settings.HOTPATH_CHANNEL)) return { ok: false, reason: 'hotpath is gone' }
   /** @type {Probe | null} */
   let probe = null
   /** @type {(() => Promise<void>) | null} */
@@ -57,7 +60,11 @@ export function attach (settings) {
   }
   process.on('exit', final)
   p.start()
-  const watched = watchServers(p, channel)
+  /** @type {Added[]} */
+  const watched = []
+  const handles = typeof (/** @type {any} */ (process))._getActiveHandles === 'function' ? /** @type {any} */ (process)._getActiveHandles() : []
+  const servers = watchServers(p, channel, handles, watched)
+  current = { probe: p, channel, watched }
   g[ATTACHED] = true
   let left = false
   leave = async () => {
@@ -76,35 +83,44 @@ export function attach (settings) {
       if (typeof heap.closeSession === 'function') heap.closeSession()
     } catch {}
     delete g[ATTACHED]
-    // The inspector hotpath opened is closed once the probe is in (closeInspector); make sure of it on leaving too.
-    if (inspector.url() !== undefined) { try { inspector.close() } catch {} }
+    current = null
     channel.close()
   }
-  return { ok: true, pid: process.pid }
+  return { ok: true, pid: process.pid, servers }
 }
 
 /**
- * Closes the inspector hotpath opened, once its own connection is gone: the probe talks over its channel from now on,
- * and an open inspector is a door anyone on the machine may use.
+ * Servers hotpath found on the heap (Runtime.queryObjects) when none has a handle of its own: a cluster worker's
+ * servers listen through its primary.
+ * @param {unknown[]} servers
+ * @returns {number} how many listen
  */
-export function closeInspector () {
-  setTimeout(() => { try { inspector.close() } catch {} }, 50)
+export function addServers (servers) {
+  if (current === null || !Array.isArray(servers)) return 0
+  return watchServers(current.probe, current.channel, servers, current.watched)
 }
 
+/** @typedef {{ server: net.Server, event: string, listener: (...args: any[]) => void }} Added */
+
+/** @type {{ probe: Probe, channel: ReturnType<typeof openChannel>, watched: Added[] } | null} the attachment now */
+let current = null
+
 /**
- * The servers already listening — the probe came after their listen() — reported as preload.js reports new ones,
- * with the listeners the probe added to each, to take off again.
+ * The servers already listening — the probe came after their listen() — reported as preload.js reports new ones;
+ * the listeners the probe adds to each are kept in `added`, to take off again.
  * @param {Probe} probe
  * @param {ReturnType<typeof openChannel>} channel
+ * @param {unknown[]} candidates
+ * @param {Added[]} added
+ * @returns {number} the servers found listening
  */
-function watchServers (probe, channel) {
-  /** @type {{ server: net.Server, event: string, listener: (...args: any[]) => void }[]} */
-  const added = []
-  const handles = typeof (/** @type {any} */ (process))._getActiveHandles === 'function' ? /** @type {any} */ (process)._getActiveHandles() : []
-  for (const server of handles) {
-    if (!(server instanceof net.Server) || !server.listening) continue
+function watchServers (probe, channel, candidates, added) {
+  let found = 0
+  for (const server of candidates) {
+    if (!(server instanceof net.Server) || !server.listening || added.some(a => a.server === server)) continue
     const address = server.address()
     if (address === null || typeof address !== 'object') continue
+    found++
     /** @type {Map<string, Function[]>} */
     const before = new Map(['request', 'connection', 'secureConnection'].map(e => [e, server.listeners(e)]))
     probe.onListening(address.port, address.address, server)
@@ -124,7 +140,7 @@ function watchServers (probe, channel) {
       http: server instanceof http.Server || server instanceof https.Server
     })
   }
-  return added
+  return found
 }
 
 /**

@@ -101,9 +101,10 @@ export class AttachedTarget extends TargetProcess {
         throw new UsageError(`pid ${pid} runs Node ${version}: attaching needs Node 20 or later`)
       }
       const settings = JSON.stringify({ ...this.opts.env, HOTPATH_CHANNEL: this.channel.path })
-      /** @type {{ ok: boolean, reason?: string }} */
+      /** @type {{ ok: boolean, reason?: string, servers?: number }} */
       const result = await evaluate(`require(${JSON.stringify(LOADER)})(${JSON.stringify(ENTRY)}).then(m => m.attach(${settings}))`)
       if (!result?.ok) throw new UsageError(`cannot attach to pid ${pid}: ${result?.reason ?? 'the probe did not start'}`)
+      if (result.servers === 0) await findServersOnHeap(session)
     } catch (err) {
       if (err instanceof UsageError) throw err
       throw new TargetError(`cannot install the probe in pid ${pid}: ${/** @type {Error} */ (err).message}`, { exitCode: 4 })
@@ -111,6 +112,21 @@ export class AttachedTarget extends TargetProcess {
       await close()
       session.close()
     }
+  }
+
+  /**
+   * The probe reported the servers listening as it started: with none on the main thread there is nothing to load,
+   * unless --port names one (a worker thread's server is loaded without the probe seeing its requests).
+   * @param {{ timeout: number, port?: number }} opts
+   */
+  async waitForListening (opts) {
+    if (opts.port === undefined) {
+      await waitFor(() => this.listening.length > 0 || this.exitInfo !== null ? true : undefined, 1000)
+      if (this.listening.length === 0 && this.exitInfo === null) {
+        throw new UsageError(`pid ${this.targetPid} has no server listening on its main thread (a cluster primary: attach to a worker's pid; a worker thread's server: give --port)`)
+      }
+    }
+    return super.waitForListening(opts)
   }
 
   /** A root hotpath attaching to another user's process: that process must reach the channel and write the run. */
@@ -160,6 +176,25 @@ export class AttachedTarget extends TargetProcess {
   tail () {
     return []
   }
+}
+
+/**
+ * A cluster worker's servers have no handle of their own (its primary listens): V8 finds every net.Server on the heap
+ * (a walk of the heap, once, and only when the probe found no server by its handles), and they are handed to the probe.
+ * @param {import('./inspector-client.js').InspectorSession} session
+ */
+async function findServersOnHeap (session) {
+  const proto = await session.call('Runtime.evaluate', { expression: 'require("node:net").Server.prototype', includeCommandLineAPI: true })
+  const found = await session.call('Runtime.queryObjects', { prototypeObjectId: proto.result.objectId, objectGroup: 'hotpath' })
+  const loader = await session.call('Runtime.evaluate', { expression: `require(${JSON.stringify(LOADER)})`, includeCommandLineAPI: true, objectGroup: 'hotpath' })
+  await session.call('Runtime.callFunctionOn', {
+    objectId: loader.result.objectId,
+    functionDeclaration: 'function (entry, servers) { return this(entry).then(m => m.addServers(servers)) }',
+    arguments: [{ value: ENTRY }, { objectId: found.objects.objectId }],
+    awaitPromise: true,
+    returnByValue: true
+  })
+  await session.call('Runtime.releaseObjectGroup', { objectGroup: 'hotpath' }).catch(() => {})
 }
 
 /**
