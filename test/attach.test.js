@@ -202,7 +202,7 @@ test('--attach refuses, in one line and with exit 2, what it cannot attach to, a
   assert.equal(oneLine(bad).length, 1)
 })
 
-test('--attach refuses a process whose inspector is open already, and leaves it as it was', { timeout: 60000 }, async () => {
+test('--attach refuses a process whose inspector is open already or would open on another address, and leaves it as it was', { timeout: 60000 }, async () => {
   const opened = await start([process.execPath, 'test/fixtures/servers/attach-state.js'], /listening (\d+)/)
   try {
     process.kill(/** @type {number} */ (opened.child.pid), 'SIGUSR1')
@@ -215,6 +215,15 @@ test('--attach refuses a process whose inspector is open already, and leaves it 
     assert.match(state.inspector, /^ws:\/\/127\.0\.0\.1:9229\//, 'still open: it was not hotpath\'s to close')
   } finally {
     opened.stop()
+  }
+  const exposed = await start([process.execPath, '--inspect-port=0.0.0.0:9339', 'test/fixtures/servers/attach-state.js'], /listening (\d+)/)
+  try {
+    const r = await hotpath(['doctor', '-d', '1', '--attach', String(exposed.child.pid)])
+    assert.equal(r.code, 2)
+    assert.deepEqual(oneLine(r), [`hotpath doctor: pid ${exposed.child.pid} would open its inspector on 0.0.0.0 (its --inspect-port names that host), not on 127.0.0.1: hotpath does not open it`])
+    assert.equal(JSON.parse((await get(Number(exposed.match[1]), '/__state')).body).inspector, null)
+  } finally {
+    exposed.stop()
   }
   const flagged = await start([process.execPath, '--inspect=127.0.0.1:0', 'test/fixtures/servers/attach-state.js'], /listening (\d+)/)
   try {

@@ -42,7 +42,11 @@ export class AttachedTarget extends TargetProcess {
   /** Opens the target's inspector, installs the probe through it and closes it again; refuses with one line when it cannot. */
   async start () {
     const pid = this.targetPid
-    const { port, open } = inspectorFlags(pid)
+    const { port, open, host } = inspectorFlags(pid)
+    if (!open && host !== null && !/^(127\.0\.0\.1|localhost|::1|\[::1\])$/.test(host)) {
+      this.channel.close()
+      throw new UsageError(`pid ${pid} would open its inspector on ${host} (its --inspect-port names that host), not on 127.0.0.1: hotpath does not open it`)
+    }
     const owner = open ? 'target' : listeningOwner(pid, port)
     if (owner !== null) {
       this.channel.close()
@@ -239,7 +243,7 @@ export function inspectProcess (pid) {
  * The port SIGUSR1 opens the inspector on — 9229 unless the process was started with --inspect-port (or --inspect=)
  * naming another, on its command line or in its NODE_OPTIONS — and whether it was started with its inspector open.
  * @param {number} pid
- * @returns {{ port: number, open: boolean }}
+ * @returns {{ port: number, open: boolean, host: string | null }}
  */
 function inspectorFlags (pid) {
   /** @type {string[]} */
@@ -254,6 +258,8 @@ function inspectorFlags (pid) {
   } catch {}
   let port = DEFAULT_INSPECTOR_PORT
   let open = false
+  /** @type {string | null} */
+  let host = null
   for (let i = 0; i < words.length; i++) {
     const m = /^--(?:inspect-port|debug-port|inspect|inspect-brk|inspect-wait)(?:=(.*))?$/.exec(words[i])
     if (m === null) continue
@@ -261,8 +267,10 @@ function inspectorFlags (pid) {
     const value = m[1] ?? (words[i].startsWith('--inspect-port') || words[i].startsWith('--debug-port') ? words[i + 1] : undefined)
     const n = Number(/(\d+)$/.exec(value ?? '')?.[1])
     if (Number.isInteger(n) && n > 0) port = n
+    const named = /^(.+):\d+$/.exec(value ?? '')?.[1] ?? (value !== undefined && !/^\d+$/.test(value) ? value : undefined)
+    if (named !== undefined) host = named
   }
-  return { port, open }
+  return { port, open, host }
 }
 
 /**
