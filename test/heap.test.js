@@ -5,7 +5,8 @@ import assert from 'node:assert/strict'
 import { mkdir, mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { hotpath } from './helpers/cli.js'
+import { spawn } from 'node:child_process'
+import { hotpath, BIN } from './helpers/cli.js'
 
 /**
  * Writes the files of a server into a fresh temp dir.
@@ -159,6 +160,26 @@ test('--analyse redoes a saved run; a target that dies mid-run exits 4 and says 
   const again = await hotpath(['heap', '--analyse', join(dir, 'run')], { cwd: dir })
   assert.equal(again.code, 4)
   assert.equal(again.stdout.split('\n')[0], first)
+})
+
+test('Ctrl-C during a phase: exit 130, the first line says the run was interrupted, the target is stopped', async () => {
+  const dir = await app({ 'server.js': "require('http').createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1')\n" })
+  const child = spawn(process.execPath, [BIN, 'heap', '-d', '60s', '-c', '2', '--save', join(dir, 'run'), '--json', join(dir, 'out.json'), '--', process.execPath, 'server.js'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (c) => { stdout += c })
+  child.stderr.setEncoding('utf8').on('data', (c) => {
+    stderr += c
+    if (stderr.includes('Phase 1/3, warm-up: loading')) child.kill('SIGINT')
+  })
+  const code = await new Promise((resolve) => child.on('close', resolve))
+  assert.equal(code, 130, stderr)
+  assert.match(stdout.split('\n')[0], /^hotpath heap: interrupted during the warm-up phase; 0 of 3 snapshots taken/)
+  const result = JSON.parse(await readFile(join(dir, 'out.json'), 'utf8'))
+  assert.equal(result.interrupted, true)
+  assert.deepEqual(result.culprits, [])
+  assert.ok(result.pid > 0)
+  assert.throws(() => process.kill(result.pid, 0), { code: 'ESRCH' }, 'the target does not outlive the run')
 })
 
 test('bad invocations: one line, exit 2', async () => {

@@ -175,7 +175,7 @@ function readSaved (dir) {
     target: /** @type {string[]} */ (saved.target ?? []),
     runDir: resolve(dir),
     url: String(saved.url ?? ''),
-    pid: 0,
+    pid: Number(saved.pid) || 0,
     phases: saved.load.phases,
     // Files are found where the run directory is now, wherever it was recorded.
     snapshots: saved.snapshots.map((/** @type {any} */ s) => ({ ...s, file: join(dir, s.name) })),

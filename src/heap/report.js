@@ -11,6 +11,7 @@ import { analyseSnapshots } from './analyse.js'
  * @property {string} verdict the first line printed
  * @property {string[]} target the command that was run
  * @property {string} url
+ * @property {number} pid the process whose heap was taken (0 before one listened)
  * @property {string} runDir
  * @property {boolean} interrupted
  * @property {{ category: 'target-failed' | 'load-failed', detail: string, stderr: string[] } | null} failure
@@ -38,6 +39,7 @@ export async function buildHeapReport ({ command, run }) {
     verdict: '',
     target: command,
     url: run.url,
+    pid: run.pid,
     runDir: run.runDir,
     interrupted: run.interrupted,
     failure: run.failure,

@@ -88,6 +88,6 @@ export function formatHeapReport (report, cwd) {
   if (report.snapshots.length > 0) {
     lines.push('', `Snapshots: ${report.snapshots.map(s => `${shortFile(s.file, cwd)} (${formatBytes(s.bytes)})`).join(', ')}`)
   }
-  if (report.parseMs !== null) lines.push(`Analysed in ${(report.parseMs / 1000).toFixed(1)} s`)
+  if (report.analyseMs !== null) lines.push(`Analysed in ${(report.analyseMs / 1000).toFixed(1)} s (reading the snapshots: ${((report.parseMs ?? 0) / 1000).toFixed(1)} s)`)
   return lines.join('\n') + '\n'
 }
