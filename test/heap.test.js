@@ -162,6 +162,15 @@ test('--analyse redoes a saved run; a target that dies mid-run exits 4 and says 
   assert.equal(again.stdout.split('\n')[0], first)
 })
 
+test('a load that fails (every response a 404): exit 3, said first, nothing analysed', async () => {
+  const dir = await app({ 'server.js': "require('http').createServer((req, res) => { res.statusCode = 404; res.end() }).listen(0, '127.0.0.1')\n" })
+  const { code, first, result } = await heap(dir, 'server.js')
+  assert.equal(code, 3)
+  assert.match(first, /^hotpath heap: the warm-up phase's load failed: .*404/)
+  assert.equal(result.failure.category, 'load-failed')
+  assert.equal(result.snapshots.length, 0)
+})
+
 test('Ctrl-C during a phase: exit 130, the first line says the run was interrupted, the target is stopped', async () => {
   const dir = await app({ 'server.js': "require('http').createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1')\n" })
   const child = spawn(process.execPath, [BIN, 'heap', '-d', '60s', '-c', '2', '--save', join(dir, 'run'), '--json', join(dir, 'out.json'), '--', process.execPath, 'server.js'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] })
