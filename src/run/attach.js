@@ -42,17 +42,11 @@ export class AttachedTarget extends TargetProcess {
   /** Opens the target's inspector, installs the probe through it and closes it again; refuses with one line when it cannot. */
   async start () {
     const pid = this.targetPid
-    const { port, open, host } = inspectorFlags(pid)
-    if (!open && host !== null && !/^(127\.0\.0\.1|localhost|::1|\[::1\])$/.test(host)) {
+    try {
+      checkInspector(pid)
+    } catch (err) {
       this.channel.close()
-      throw new UsageError(`pid ${pid} would open its inspector on ${host} (its --inspect-port names that host), not on 127.0.0.1: hotpath does not open it`)
-    }
-    const owner = open ? 'target' : listeningOwner(pid, port)
-    if (owner !== null) {
-      this.channel.close()
-      if (open) throw new UsageError(`pid ${pid} was started with --inspect: its inspector is open already, a debugger may be using it, and hotpath does not share it`)
-      if (owner === 'target') throw new UsageError(`pid ${pid} has its inspector open already (port ${port}): a debugger may be using it, and hotpath does not share it`)
-      throw new UsageError(`port ${port}, where pid ${pid} would open its inspector, is taken by another process`)
+      throw err
     }
     await this.channel.listen()
     this.collectListening()
@@ -212,7 +206,8 @@ export function attachedTarget (pid, opts) {
 }
 
 /**
- * The refusals that need nothing opened: no such process, another user's, not Node, hotpath itself.
+ * The refusals that need nothing opened: no such process, another user's, not Node, hotpath itself, an inspector
+ * open already or that would open elsewhere than 127.0.0.1.
  * @param {number} pid
  * @returns {{ uid: number, gid: number, exe: string, argv: string[] }}
  */
@@ -236,7 +231,24 @@ export function inspectProcess (pid) {
   /** @type {string[]} */
   let argv = []
   try { argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean) } catch {}
+  checkInspector(pid)
   return { uid, gid, exe, argv }
+}
+
+/**
+ * Refuses a process whose inspector is open already (a debugger may be using it), would open where another process
+ * listens, or would open on another address than 127.0.0.1.
+ * @param {number} pid
+ */
+function checkInspector (pid) {
+  const { port, open, host } = inspectorFlags(pid)
+  if (open) throw new UsageError(`pid ${pid} was started with --inspect: its inspector is open already, a debugger may be using it, and hotpath does not share it`)
+  if (host !== null && !/^(127\.0\.0\.1|localhost|::1|\[::1\])$/.test(host)) {
+    throw new UsageError(`pid ${pid} would open its inspector on ${host} (its --inspect-port names that host), not on 127.0.0.1: hotpath does not open it`)
+  }
+  const owner = listeningOwner(pid, port)
+  if (owner === 'target') throw new UsageError(`pid ${pid} has its inspector open already (port ${port}): a debugger may be using it, and hotpath does not share it`)
+  if (owner === 'other') throw new UsageError(`port ${port}, where pid ${pid} would open its inspector, is taken by another process`)
 }
 
 /**
