@@ -79,7 +79,8 @@ export async function recordHeapRun (options) {
       // moment after the load saw the connections close.
       if (phase.failed !== null) await Promise.race([target.exited, new Promise(resolve => setTimeout(resolve, 500))])
       if (target.exitInfo && !target.exitInfo.stoppedByUs) break
-      if (phase.failed !== null) {
+      // A load cut short by Ctrl-C may read as failed (too few responses): the interruption is what happened.
+      if (phase.failed !== null && !options.signal?.aborted) {
         record.failure = { category: 'load-failed', detail: `the ${name} phase's load failed: ${phase.failed}`, stderr: [] }
         break
       }
