@@ -1,12 +1,16 @@
 // hotpath heap through the CLI, on leaks written here (not the examples it was built on): each server is a temp file,
 // loaded in three phases by the real probe; the first culprit's retainer path must name what holds the leak.
-import { test } from 'node:test'
+import { after, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdir, mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { spawn } from 'node:child_process'
 import { hotpath, BIN } from './helpers/cli.js'
+
+/** @type {string[]} temp dirs, removed at the end: each run keeps three snapshots of ~8 MB */
+const dirs = []
+after(() => Promise.all(dirs.map(d => rm(d, { recursive: true, force: true }))))
 
 /**
  * Writes the files of a server into a fresh temp dir.
@@ -14,6 +18,7 @@ import { hotpath, BIN } from './helpers/cli.js'
  */
 async function app (files) {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-heap-'))
+  dirs.push(dir)
   for (const [name, text] of Object.entries(files)) {
     await mkdir(join(dir, name, '..'), { recursive: true })
     await writeFile(join(dir, name), text)
