@@ -56,9 +56,11 @@ export function operations (trace, waits) {
   for (const [, members] of groupBy(spans.map((s, i) => ({ s, k: key[i] })), m => m.k)) {
     const list = members.map(m => m.s).sort((a, b) => a.start - b.start)
     // Its extent is that of the I/O itself when the request made it (the round trip, the call's steps), else that of
-    // the first await on it (a query a pool wrote later, a worker's reply): the awaits above only wrap it.
+    // the await on it (a query a pool wrote later, a worker's reply): the one begun last, as the awaits above only
+    // wrap it — the handler's await of a function that loops over queries ends with the last query and began with the
+    // first, and as the extent it made an N+1 read as queries at once.
     const physical = list.filter(isNative)
-    const basis = physical.length > 0 ? physical : [list[0]]
+    const basis = physical.length > 0 ? physical : [list[list.length - 1]]
     const start = Math.min(...basis.map(s => s.start))
     const end = Math.max(...basis.map(s => s.start + s.dur))
     const sited = list.find(s => s.site >= 0)
@@ -70,8 +72,12 @@ export function operations (trace, waits) {
     /** @type {Set<number>} */
     const enclosing = new Set()
     for (const s of list) if (s.site >= 0 && !isNative(s) && lineOf(waits, s.site) !== at) enclosing.add(s.site)
-    // A request whose own await waited longer than the trip that answered it queued before the trip was written.
-    const awaited = list.find(s => !isNative(s) && s.trip >= 0)
+    // A request whose own await waited longer than the trip that answered it queued before the trip was written. The
+    // await is the one on the call itself, begun last: the awaits of its callers end with it too (the handler's await
+    // of a function that loops over queries ends with the last query), and began with the first.
+    /** @type {Span | undefined} */
+    let awaited
+    for (const s of list) if (!isNative(s) && s.trip >= 0 && (awaited === undefined || s.start > awaited.start)) awaited = s
     out.push({
       start: awaited !== undefined && tripped?.own === 0 ? Math.min(start, awaited.start) : start,
       end: Math.max(end, awaited !== undefined && tripped?.own === 0 ? awaited.start + awaited.dur : end),

@@ -129,9 +129,10 @@ export class Probe {
    * @param {import('../sampling/sampler.js').Sample} sample
    */
   armWaits (sample) {
-    // The time the thread ran or wanted to run (its CPU and run-queue time), where it is measured: libuv's utilisation
-    // reads high while the CPU profiler runs.
-    const busy = sample.thread && sample.interval > 0 ? Math.min(1, (sample.thread.cpu + sample.thread.wait) / sample.interval) : sample.utilization
+    // The time the thread ran, where it is measured: libuv's utilisation reads high while the CPU profiler runs, and
+    // counts the time the thread waited for a CPU — on a machine short of cores (one that also runs the database the
+    // server waits on) a waiting server's loop read 90% busy while it ran 30% of the time, and no request was traced.
+    const busy = sample.thread && sample.interval > 0 ? Math.min(1, sample.thread.cpu / sample.interval) : sample.utilization
     this.busy += 0.05 * (busy - this.busy)
     if (++this.slot < SLOT_SAMPLES) return
     this.slot = 0
