@@ -3,7 +3,7 @@ import { statSync } from 'node:fs'
 import { readHeapSnapshot } from './snapshot-reader.js'
 import { HeapGraph } from './graph.js'
 import { retainerTree } from './retainers.js'
-import { groupSurvivors, survivorsOf } from './survivors.js'
+import { groupSurvivors, liftSmallGroups, survivorsOf } from './survivors.js'
 import { Places } from './places.js'
 import { describeGroups } from './culprits.js'
 
@@ -60,8 +60,8 @@ export async function analyseSnapshots (files, { requests }) {
       bytes += graph.size(n)
     }
   }
-  const groups = groupSurvivors(graph, tree, survivor)
   const minCount = Math.max(MIN_COUNT, Math.ceil(requests * MIN_PER_100_REQUESTS / 100))
+  const groups = liftSmallGroups(graph, tree, groupSurvivors(graph, tree, survivor), minCount)
   const growing = groups.filter(g => g.count >= minCount).slice(0, MAX_CULPRITS)
   const others = groups.filter(g => g.count < minCount).slice(0, 3)
   const places = new Places(graph)

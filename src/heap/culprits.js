@@ -48,7 +48,8 @@ export function describeGroups (graph, tree, groups, places, requests) {
     const steps = paths[i]
     const retainers = steps.map(s => retainer(graph, places, s, contexts))
     // The name that holds the group: the first a program wrote, at or above the holder.
-    let at = steps.findIndex(s => s.from === group.holder || s.to === group.holder)
+    // A lifted group's holder keeps it through keys of its own (one array per client): its name is the step to it.
+    let at = group.merged ? steps.findIndex(s => s.to === group.holder) : steps.findIndex(s => s.from === group.holder || s.to === group.holder)
     if (at < 0) at = 0
     let holdingAt = -1
     for (let k = at; k < retainers.length; k++) {

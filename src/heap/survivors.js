@@ -13,6 +13,8 @@ import { NONE } from './retainers.js'
  * @property {number} nodes every surviving node in the group, whatever its kind
  * @property {number} bytes their shallow sizes added up: the memory the group grew by
  * @property {number} sample one of the `count` objects, whose retainer path stands for the group's
+ * @property {boolean} [merged] the holder keeps the group through many objects of its own (a dictionary of arrays):
+ *   its name is the step that leads to the holder, not one of its keys
  */
 
 /**
@@ -112,6 +114,91 @@ export function groupSurvivors (graph, tree, survivor) {
     out.push({ holder: h, constructor: best.name, type: best.type, count: best.count, nodes: group.nodes, bytes: group.bytes, sample: best.sample })
   }
   return out.sort((a, b) => b.bytes - a.bytes)
+}
+
+/** Levels of containers a group may be lifted through: a Map of arrays is one, a Map of Maps of arrays two. */
+const LIFTS = 3
+
+/**
+ * Groups too small to grow with load are lifted to what holds their holders, where many of them share one: a rate
+ * limiter that pushes each request into the array of its client, in an object keyed by client, leaks one object per
+ * request over 5,000 arrays — 30 a holder, each too few to tell from the runtime settling, while 150,000 objects were
+ * left in one object. Those groups are one, held by that object.
+ * @param {import('./graph.js').HeapGraph} graph
+ * @param {import('./retainers.js').RetainerTree} tree
+ * @param {SurvivorGroup[]} groups
+ * @param {number} minCount what a group needs to grow with load
+ * @returns {SurvivorGroup[]} largest first
+ */
+export function liftSmallGroups (graph, tree, groups, minCount) {
+  const done = groups.filter(g => g.count >= minCount)
+  let pending = groups.filter(g => g.count < minCount)
+  for (let lift = 0; lift < LIFTS && pending.length > 1; lift++) {
+    /** @type {Map<number, SurvivorGroup[]>} */
+    const byOwner = new Map()
+    /** @type {SurvivorGroup[]} */
+    const next = []
+    for (const g of pending) {
+      const owner = ownerOf(graph, tree, g.holder)
+      if (owner === NONE) next.push(g)
+      else byOwner.set(owner, [...(byOwner.get(owner) ?? []), g])
+    }
+    for (const [owner, list] of byOwner) {
+      if (list.length < 2) {
+        next.push(...list)
+        continue
+      }
+      const merged = mergeGroups(owner, list)
+      if (merged.count >= minCount) done.push(merged)
+      else next.push(merged)
+    }
+    pending = next
+  }
+  return [...done, ...pending].sort((a, b) => b.bytes - a.bytes)
+}
+
+/**
+ * The program's object that holds a node: its retainer, past V8's containers (an object's property or element store,
+ * a Map's hash table).
+ * @param {import('./graph.js').HeapGraph} graph
+ * @param {import('./retainers.js').RetainerTree} tree
+ * @param {number} n
+ */
+function ownerOf (graph, tree, n) {
+  let p = tree.parent[n]
+  while (p !== NONE && p !== 0 && graph.isInternal(p)) p = tree.parent[p]
+  return p === 0 ? NONE : p
+}
+
+/**
+ * @param {number} owner
+ * @param {SurvivorGroup[]} list
+ * @returns {SurvivorGroup}
+ */
+function mergeGroups (owner, list) {
+  // The constructor most of them keep; counted only where it is that one, so that the count stays a count of objects
+  // of one kind.
+  /** @type {Map<string, { count: number, largest: SurvivorGroup }>} */
+  const kinds = new Map()
+  for (const g of list) {
+    const k = kinds.get(g.constructor)
+    if (k === undefined) kinds.set(g.constructor, { count: g.count, largest: g })
+    else {
+      k.count += g.count
+      if (g.count > k.largest.count) k.largest = g
+    }
+  }
+  const [, top] = [...kinds].sort((a, b) => b[1].count - a[1].count)[0]
+  return {
+    holder: owner,
+    constructor: top.largest.constructor,
+    type: top.largest.type,
+    count: top.count,
+    nodes: list.reduce((a, g) => a + g.nodes, 0),
+    bytes: list.reduce((a, g) => a + g.bytes, 0),
+    sample: top.largest.sample,
+    merged: true
+  }
 }
 
 /** @param {string} type */
