@@ -3,6 +3,9 @@
 import { relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+/** Bytes of survivors that are worth a warning even when no group of them is large enough to grow with load. */
+const SPREAD_BYTES = 5 * 1024 * 1024
+
 /** @typedef {import('./culprits.js').Culprit} Culprit */
 
 const number = new Intl.NumberFormat('en-US')
@@ -60,6 +63,10 @@ export function verdictLine (report, cwd) {
   const n = report.culprits.length
   if (n === 0) {
     const s = report.survivors
+    // Megabytes left alive with no holder to show are not "nothing": say what is known, and that it is spread out.
+    if ((s?.bytes ?? 0) >= SPREAD_BYTES) {
+      return `hotpath heap: ${formatBytes(s?.bytes ?? 0)} made in the growth phase is still alive (${number.format(s?.count ?? 0)} objects), spread so thin that no holder keeps ${report.threshold?.minCount ?? 0} of them (${report.load.growthRequests} requests): the largest groups are below`
+    }
     return `hotpath heap: nothing grows with load — ${number.format(s?.count ?? 0)} objects (${formatBytes(s?.bytes ?? 0)}) made in the growth phase survive, no group of them as many as ${report.threshold?.minCount ?? 0} (${report.load.growthRequests} requests)`
   }
   if (n === 1) return `hotpath heap: one group of objects grows with load: ${describe(report.culprits[0], cwd, 'kept')}`
