@@ -63,7 +63,9 @@ export function operations (trace, waits) {
     const basis = physical.length > 0 ? physical : [list[list.length - 1]]
     const start = Math.min(...basis.map(s => s.start))
     const end = Math.max(...basis.map(s => s.start + s.dur))
-    const sited = list.find(s => s.site >= 0)
+    // Where it began in the app: at the I/O itself, else at the await begun last — the awaits of its callers began
+    // earlier (the handler's await of a loop of queries ends with the last one, which read as waited at the handler).
+    const sited = physical.find(s => s.site >= 0) ?? list.findLast(s => s.site >= 0)
     const site = sited?.site ?? -1
     const named = list.find(s => !isVague(waits.resources.get(s.resource))) ?? list[0]
     const tripped = list.find(s => s.trip >= 0)

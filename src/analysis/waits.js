@@ -74,11 +74,15 @@ export function computeWaits (threads, start, end, fallbackCwd) {
       totalMs += trace.ms
       const ops = operations(trace, t.waits)
       const shares = attribute(ops, trace.ms)
-      for (const [site, list] of groupBy(ops, o => o.site)) {
-        if (site < 0) continue
-        const info = t.waits.sites.get(site)
-        if (info === undefined) continue
-        const key = `${info.file}:${info.line}:${info.function}`
+      // One line can be several sites (the await on a pool's query, and the query the pool made): a request's waits
+      // there are taken together, or an N+1 of six reads as one of five and a single wait.
+      const lineOf = (/** @type {import('./wait-operations.js').Operation} */ o) => {
+        const info = o.site >= 0 ? t.waits.sites.get(o.site) : undefined
+        return info === undefined ? '' : `${info.file}:${info.line}:${info.function}`
+      }
+      for (const [key, list] of groupBy(ops, lineOf)) {
+        if (key === '') continue
+        const info = /** @type {import('../sampling/waits.js').WaitSite} */ (t.waits.sites.get(list[0].site))
         let acc = bySite.get(key)
         if (acc === undefined) {
           acc = newAcc(info, t, cwd)
