@@ -16,11 +16,12 @@ const PORT = 3999
 
 /**
  * A two-second load window sampled every 10 ms, as the probe writes it.
- * @param {{ delayP99?: number, delayMax?: number, utilization?: number, cpuMs?: number, finished?: number }} s per
- *   sample: event-loop delay (ms), utilisation, CPU (ms) and requests finished
+ * @param {{ delayP99?: number, delayMax?: number, utilization?: number, cpuMs?: number | ((k: number) => number), finished?: number, seconds?: number }} s
+ *   per sample: event-loop delay (ms), utilisation, CPU (ms, or a function of the sample's index) and requests
+ *   finished; and the window's length
  * @returns {Promise<string>} the run directory
  */
-async function writeRun ({ delayP99 = 0, delayMax = delayP99, utilization = 0.3, cpuMs = 1, finished = 10 } = {}) {
+async function writeRun ({ delayP99 = 0, delayMax = delayP99, utilization = 0.3, cpuMs = 1, finished = 10, seconds = 2 } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-facts-'))
   const t0 = 1_800_000_000_000
   /** @type {object[]} */
@@ -29,20 +30,22 @@ async function writeRun ({ delayP99 = 0, delayMax = delayP99, utilization = 0.3,
     { type: 'listening', time: t0 - 40, port: PORT, address: '127.0.0.1' },
     { type: 'load-start', time: t0 }
   ]
-  for (let k = 0; k <= 200; k++) {
+  const samples = seconds * 100
+  const cpuAt = typeof cpuMs === 'function' ? cpuMs : () => cpuMs
+  for (let k = 0; k <= samples; k++) {
     events.push({
       type: 'sample',
       time: t0 + 10 * k,
       interval: 10,
       delay: { min: 0, mean: delayP99 / 2, p50: delayP99 / 2, p90: delayP99, p99: delayP99, max: delayMax },
       utilization,
-      cpu: { user: cpuMs * 0.8, system: cpuMs * 0.2 },
+      cpu: { user: cpuAt(k) * 0.8, system: cpuAt(k) * 0.2 },
       memory: { rss: 60e6, heapUsed: 10e6, heapTotal: 20e6, external: 1e6, arrayBuffers: 1e5 },
       gc: { count: 0, duration: 0, byKind: {} },
       requests: [{ port: PORT, started: finished, finished, inflight: 1 }]
     })
   }
-  events.push({ type: 'load-stop', time: t0 + 2000 })
+  events.push({ type: 'load-stop', time: t0 + seconds * 1000 })
   await writeFile(join(dir, `events-${PID}-0.ndjson`), events.map(e => JSON.stringify(e)).join('\n') + '\n')
   await writeFile(join(dir, 'run.json'), JSON.stringify({
     kind: 'hotpath-run',
@@ -52,7 +55,7 @@ async function writeRun ({ delayP99 = 0, delayMax = delayP99, utilization = 0.3,
     startedAt: t0 - 100,
     listening: { pid: PID, port: PORT, host: '127.0.0.1', tls: false },
     url: `http://127.0.0.1:${PORT}/`,
-    loadWindow: { start: t0, end: t0 + 2000 }
+    loadWindow: { start: t0, end: t0 + seconds * 1000 }
   }))
   return dir
 }
@@ -153,4 +156,28 @@ test('the JSON of doctor keeps its sentences and carries the facts they are made
   }
   const rps = d.evidence.find((/** @type {any} */ e) => e.signal === 'requests-per-second')
   assert.equal(rps.verdict, `${rps.facts.finished.toLocaleString('en-US')} in ${rps.facts.seconds.toFixed(1)} s`)
+})
+
+test('each request costing more than the last at the same load is said with the verdict, in the evidence and first in the advice', async () => {
+  // 6 s at 10 requests a sample, the CPU per request climbing from 0.05 ms to 0.2 ms
+  const d = diagnose(readRun(await writeRun({ seconds: 6, cpuMs: (k) => 0.5 + 1.5 * k / 600 })))
+  const g = d.measured.facts.growingCost
+  assert.ok(g, 'a growing cost')
+  assert.ok(g.lastMs > 2 * g.firstMs, `from ${g.firstMs} to ${g.lastMs} ms`)
+  assert.ok(g.requests > 3000 && g.requests < 6000, `over ${g.requests} requests`)
+  const trend = row(d, 'cost-per-request-trend')
+  assert.equal(trend.state, 'rising')
+  assert.equal(d.recommendations[0].kind, 'growing-state')
+  const words = wordDiagnosis(d)
+  assert.match(words.summary, /Each request costs more than the last: CPU per request rose from/)
+  assert.match(words.recommendations[0], /hotpath heap -- node server\.js/)
+})
+
+test('a steady cost per request, and one that falls as code warms up, are not a growing one', async () => {
+  const steady = diagnose(readRun(await writeRun({ seconds: 6 })))
+  assert.equal(steady.measured.facts.growingCost, null)
+  assert.equal(row(steady, 'cost-per-request-trend').state, 'steady')
+  const warming = diagnose(readRun(await writeRun({ seconds: 6, cpuMs: (k) => 2 - 1.5 * k / 600 })))
+  assert.equal(warming.measured.facts.growingCost, null)
+  assert.ok(!warming.recommendations.some(r => r.kind === 'growing-state'))
 })

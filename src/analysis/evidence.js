@@ -1,6 +1,6 @@
 // The figures behind a verdict, each against its threshold, as facts: the report words each row
 // (src/report/words/evidence.js) from its signal, state and facts.
-import { isLeak, RULES } from './rules.js'
+import { growingCostOf, isLeak, RULES } from './rules.js'
 import { THRESHOLDS } from './thresholds.js'
 import { agentRows, outgoingRows, waitRows } from './evidence-waits.js'
 
@@ -136,6 +136,7 @@ function requestRows (s) {
         : 'ok',
       facts: {}
     },
+    ...costRows(s),
     {
       signal: 'requests-per-second',
       value: round(s.requests.rate, 1),
@@ -145,6 +146,24 @@ function requestRows (s) {
       facts: { finished: s.requests.finished, seconds: s.window.seconds }
     }
   ]
+}
+
+/**
+ * Whether each request costs more than the last, at the same load.
+ * @param {Signals} s
+ * @returns {Row[]}
+ */
+function costRows (s) {
+  if (s.cost === null) return []
+  const growing = growingCostOf(s)
+  return [{
+    signal: 'cost-per-request-trend',
+    value: round(s.cost.lastMs, 4),
+    unit: 'ms',
+    threshold: round(THRESHOLDS.costRise * s.cost.firstMs, 4),
+    state: growing ? 'rising' : 'steady',
+    facts: { firstMs: s.cost.firstMs, requests: s.cost.requests, keptPerRequest: growing?.keptPerRequest ?? null }
+  }]
 }
 
 /**

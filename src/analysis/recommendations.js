@@ -1,4 +1,4 @@
-import { dominantGc, ownUtilization } from './rules.js'
+import { dominantGc, growingCostOf, ownUtilization } from './rules.js'
 import { THRESHOLDS } from './thresholds.js'
 import { queueIsMinor, waitLine } from './wait-line.js'
 
@@ -28,7 +28,8 @@ import { queueIsMinor, waitLine } from './wait-line.js'
  *   | { kind: 'allocates-most', culprit: CodeAt }
  *   | { kind: 'keeps-alive', culprit: CodeAt }
  *   | { kind: 'growing-collections' }
- *   | { kind: 'heap-snapshots', args: string }
+ *   | { kind: 'heap-snapshots', target: string }
+ *   | { kind: 'growing-state', growing: import('./rules.js').GrowingCost, target: string }
  *   | { kind: 'worker-pool-busy', utilization: number, task: (CodeAt & { share: number }) | null }
  *   | { kind: 'one-core-busy' }
  *   | { kind: 'one-core-hotspot', culprit: CodeAt, share: number }
@@ -48,7 +49,7 @@ import { queueIsMinor, waitLine } from './wait-line.js'
  * @param {Category} category
  * @param {Signals} s
  * @param {CulpritLike[]} culprits
- * @param {{ command: string[] }} run
+ * @param {{ command: string[], attached?: number }} run
  * @returns {Advice[]}
  */
 export function recommend (category, s, culprits, run) {
@@ -77,7 +78,7 @@ export function recommend (category, s, culprits, run) {
     }
     case 'memory-leak':
       if (where) out.push({ kind: 'keeps-alive', culprit: where })
-      out.push({ kind: 'growing-collections' }, { kind: 'heap-snapshots', args: run.command.slice(1).join(' ') })
+      out.push({ kind: 'growing-collections' }, { kind: 'heap-snapshots', target: heapTarget(run) })
       break
     case 'healthy':
       // A server fast enough to be healthy can still make its round trips one by one: the cheapest win it has.
@@ -99,6 +100,9 @@ export function recommend (category, s, culprits, run) {
     out.unshift({ kind: 'listener-leak', count: leak.count, event: leak.event, emitter: leak.emitter, site: leak.site ? { file: leak.site.file, line: leak.site.line } : null })
   }
   if (category === 'event-loop' && s.loop.delayMax >= 1000) out.push({ kind: 'long-task', delayMaxMs: s.loop.delayMax })
+  // Whatever the category, a cost that climbs with every request is the cause behind it: told first.
+  const growing = category === 'insufficient-data' ? null : growingCostOf(s)
+  if (growing) out.unshift({ kind: 'growing-state', growing, target: heapTarget(run) })
   return out
 }
 
@@ -141,6 +145,14 @@ function waitAdvice (s) {
     else if (!pool) out.push({ kind: 'slow-wait', wait })
   }
   return out
+}
+
+/**
+ * How to point `hotpath heap` at the same target.
+ * @param {{ command: string[], attached?: number }} run
+ */
+function heapTarget (run) {
+  return run.attached ? `--attach ${run.attached}` : `-- ${run.command.join(' ')}`
 }
 
 /**

@@ -24,7 +24,13 @@ export { THRESHOLDS }
 
 /**
  * A verdict's facts, with the CPU other processes used when it was enough to distort them (else null).
- * @typedef {RuleFacts & { otherCores: number | null }} VerdictFacts
+ * @typedef {RuleFacts & { otherCores: number | null, growingCost: GrowingCost | null }} VerdictFacts
+ */
+
+/**
+ * Each request costing more than the last at the same load, whatever the category: how much, over how many requests,
+ * and the heap each request left alive (null when the heap was not measured after full collections, or kept nothing).
+ * @typedef {{ firstMs: number, lastMs: number, requests: number, keptPerRequest: number | null }} GrowingCost
  */
 
 /**
@@ -181,5 +187,18 @@ export function dominantGc (s) {
 export function decide (s) {
   const rule = /** @type {typeof RULES[number]} */ (RULES.find(r => r.holds(s)))
   const busy = s.otherCores !== null && s.otherCores >= THRESHOLDS.otherCores
-  return { category: rule.category, facts: { ...rule.facts(s), otherCores: busy ? s.otherCores : null } }
+  const growingCost = rule.category === 'insufficient-data' ? null : growingCostOf(s)
+  return { category: rule.category, facts: { ...rule.facts(s), otherCores: busy ? s.otherCores : null, growingCost } }
+}
+
+/**
+ * @param {Signals} s
+ * @returns {GrowingCost | null}
+ */
+export function growingCostOf (s) {
+  const c = s.cost
+  if (c === null || !c.rising) return null
+  const t = s.memory.trend
+  const kept = t !== null && t.settled && t.rise !== null && t.rise > 0 && s.requests.finished > 0 ? t.rise / s.requests.finished : null
+  return { firstMs: c.firstMs, lastMs: c.lastMs, requests: c.requests, keptPerRequest: kept }
 }

@@ -2,6 +2,8 @@
 // outgoing calls, the rest of the machine and the per-thread lines are each in a signals-*.js module of their own.
 import { displayPath } from './paths.js'
 import { combineTrends, heapTrend } from './signals-heap.js'
+import { costTrend } from './signals-cost.js'
+import { THRESHOLDS } from './thresholds.js'
 import { localBackends, otherCores } from './signals-host.js'
 import { agentPressure, outgoingCalls } from './signals-outgoing.js'
 import { roleOf, summarizeThread } from './signals-threads.js'
@@ -52,6 +54,8 @@ export { percentile }
  * @property {{ agent: string, maxSockets: number, maxQueued: number, maxInUse: number }[]} agents outgoing pools that queued or filled
  * @property {OutgoingSignal[]} outgoing outgoing HTTP calls made by the serving processes during the window, the
  *   longest waited on first
+ * @property {import('./signals-cost.js').CostTrend | null} cost how the CPU per request moved through the window
+ *   against the requests served (null with too few half-seconds)
  * @property {import('./waits.js').WaitSignals} waits where the traced requests of the serving threads waited
  * @property {ThreadSummary[]} threads every thread that sampled during the window
  * @property {{ pid: number, threadId: number, at: number }[]} exitedThreads worker threads of the serving processes
@@ -129,6 +133,7 @@ export function computeSignals (data) {
     listeners: listenerGrowth(data, serving.processThreads),
     agents: agentPressure(serving.processThreads, start, end),
     outgoing: outgoingCalls(data, serving.processThreads, start, end, finished, serverTimeMean),
+    cost: costTrend(serving.samples, mainSamples(data, serving), port, start, COST_LIMITS),
     waits: savingsAtMeanTime(computeWaits(serving.threads, start, end, data.run.cwd), serverTimeMean),
     otherCores: otherCores(data, serving.of, seconds, backends),
     backends,
@@ -184,6 +189,20 @@ function requestCounts (samples, port, seconds) {
   return { finished, inflightMean: inflightMs / (seconds * 1000) }
 }
 
+const COST_LIMITS = { minPoints: 6, rise: THRESHOLDS.costRise, minRiseMs: THRESHOLDS.costRiseMs, r2: THRESHOLDS.costR2, t: THRESHOLDS.costT }
+
+/**
+ * The serving processes' main threads' samples in the window.
+ * @param {RunData} data
+ * @param {Serving} serving
+ */
+function mainSamples (data, serving) {
+  return [...serving.pids].flatMap(pid => {
+    const main = data.threads.find(t => t.pid === pid && t.threadId === 0)
+    return main ? serving.of(main) : []
+  })
+}
+
 /**
  * CPU is process-wide: count it once per serving process, from its main thread.
  * @param {RunData} data
@@ -191,10 +210,7 @@ function requestCounts (samples, port, seconds) {
  */
 function processCpuMs (data, serving) {
   let cpuMs = 0
-  for (const pid of serving.pids) {
-    const main = data.threads.find(t => t.pid === pid && t.threadId === 0)
-    if (main) for (const s of serving.of(main)) cpuMs += s.cpu.user + s.cpu.system
-  }
+  for (const s of mainSamples(data, serving)) cpuMs += s.cpu.user + s.cpu.system
   return cpuMs
 }
 

@@ -36,6 +36,12 @@ export const THRESHOLDS = {
   waitedShare: 0.5,
   /** waits per request at one line, one after another, that make an N+1 */
   sequentialWaits: 3,
+  /** how much the CPU per request must climb over the window, at the same load, for a request to cost more than the
+   * last: by this factor, and by this many ms, on a line (R², t) through half-second points */
+  costRise: 1.5,
+  costRiseMs: 0.05,
+  costR2: 0.6,
+  costT: 3,
   /** ms a request waits for a pooled connection before its round trip for the pool to be evidence */
   poolQueueMs: 1
 }

@@ -1,4 +1,4 @@
-import { formatMs, formatPercent } from '../format.js'
+import { formatBytes, formatMs, formatPercent } from '../format.js'
 import { waitCounts } from './waits.js'
 
 /** @typedef {import('../../analysis/evidence.js').Evidence} Evidence */
@@ -26,6 +26,13 @@ const WORDS = {
     }
   },
   'server-time': { label: () => 'server time per request', verdict: { 'mostly-waiting': 'mostly waiting', 'mostly-computing': 'mostly computing', ok: 'ok' } },
+  'cost-per-request-trend': {
+    label: () => 'CPU per request at the end',
+    verdict: {
+      rising: (f) => `rising: from ${formatMs(f.firstMs)} over ${Math.round(f.requests).toLocaleString('en-US')} requests — each costs more than the last${f.keptPerRequest !== null ? `, ${formatBytes(f.keptPerRequest)} a request kept alive` : ''}`,
+      steady: 'steady'
+    }
+  },
   'requests-per-second': {
     label: () => 'requests/s served',
     verdict: { measured: (f) => `${f.finished.toLocaleString('en-US')} in ${f.seconds.toFixed(1)} s` }

@@ -12,7 +12,15 @@ export function verdictSummary (f) {
   const busy = f.otherCores !== null
     ? ` Other processes used ${f.otherCores.toFixed(1)} cores during the run, so this may be the machine rather than the server: run again on a quiet one.`
     : ''
-  return ruleSentence(f) + busy
+  return ruleSentence(f) + (f.growingCost ? growingCostSentence(f.growingCost) : '') + busy
+}
+
+/**
+ * @param {import('../../analysis/rules.js').GrowingCost} g
+ */
+export function growingCostSentence (g) {
+  const kept = g.keptPerRequest !== null ? `, while each request left ${formatBytes(g.keptPerRequest)} alive on the heap` : ''
+  return ` Each request costs more than the last: CPU per request rose from ${formatMs(g.firstMs)} to ${formatMs(g.lastMs)} over ${Math.round(g.requests).toLocaleString('en-US')} requests at the same load${kept} — state that grows with every request served (a list scanned, copied or serialised whole) makes the server slower the longer it runs.`
 }
 
 /**

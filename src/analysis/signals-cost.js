@@ -1,0 +1,71 @@
+// Whether each request costs more than the last at the same load: state that grows with every request served (an
+// array scanned or serialised whole, a list searched one by one) makes the CPU per request climb through the run
+// while the heap grows only by an entry per request — a verdict filed under the event loop, with the heap "flat",
+// tells the symptom and misses the cause.
+import { linearFit } from './stats.js'
+
+/**
+ * @typedef {object} CostTrend
+ * @property {number} firstMs CPU per request at the start of the window, on the fitted line
+ * @property {number} lastMs at its end
+ * @property {number} requests requests served over the fitted seconds
+ * @property {number} r2
+ * @property {number} t slope ÷ its standard error
+ * @property {boolean} rising whether the cost climbs as a growing state makes it (see THRESHOLDS.costRise)
+ */
+
+/** Seconds per point of the fit: enough requests in each for a stable CPU per request. */
+const BIN_MS = 500
+
+/**
+ * The CPU per request of the serving processes, half-second by half-second, against the requests served until then.
+ * The first second is left out: code still being compiled costs the first requests more, which is the opposite trend.
+ * @param {import('./signals-heap.js').Sample[]} serving the serving threads' samples in the window
+ * @param {import('./signals-heap.js').Sample[]} processes the serving processes' main threads' samples (CPU is
+ *   process-wide: counted once per process)
+ * @param {number} port
+ * @param {number} start window start, epoch ms
+ * @param {{ minPoints: number, rise: number, minRiseMs: number, r2: number, t: number }} limits
+ * @returns {CostTrend | null}
+ */
+export function costTrend (serving, processes, port, start, limits) {
+  /** @type {Map<number, { finished: number, cpu: number }>} */
+  const bins = new Map()
+  const bin = (/** @type {number} */ time) => {
+    const k = Math.floor((time - start) / BIN_MS)
+    let b = bins.get(k)
+    if (b === undefined) {
+      b = { finished: 0, cpu: 0 }
+      bins.set(k, b)
+    }
+    return b
+  }
+  for (const s of serving) {
+    for (const r of s.requests ?? []) if (r.port === port) bin(s.time).finished += r.finished
+  }
+  for (const s of processes) bin(s.time).cpu += s.cpu.user + s.cpu.system
+  const keys = [...bins.keys()].sort((a, b) => a - b)
+  const skip = Math.ceil(1000 / BIN_MS)
+  /** @type {number[]} */
+  const xs = []
+  /** @type {number[]} */
+  const ys = []
+  let served = 0
+  for (const k of keys) {
+    const b = /** @type {{ finished: number, cpu: number }} */ (bins.get(k))
+    const before = served
+    served += b.finished
+    // The last bin is cut short by the window's end, and a bin without requests has no cost per request.
+    if (k < skip || k === keys[keys.length - 1] || b.finished === 0) continue
+    xs.push(before + b.finished / 2)
+    ys.push(b.cpu / b.finished)
+  }
+  if (xs.length < limits.minPoints) return null
+  const fit = linearFit(xs, ys)
+  const firstMs = fit.intercept + fit.slope * xs[0]
+  const lastMs = fit.intercept + fit.slope * xs[xs.length - 1]
+  const t = Number.isFinite(fit.slopeStdErr) && fit.slopeStdErr > 0 ? fit.slope / fit.slopeStdErr : (fit.slope > 0 ? Infinity : 0)
+  const rising = fit.slope > 0 && fit.r2 >= limits.r2 && t >= limits.t && firstMs > 0 &&
+    lastMs >= limits.rise * firstMs && lastMs - firstMs >= limits.minRiseMs
+  return { firstMs, lastMs, requests: xs[xs.length - 1] - xs[0], r2: fit.r2, t, rising }
+}
