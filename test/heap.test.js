@@ -135,6 +135,39 @@ test('a registry inside a dependency under node_modules: the path names its prop
   assert.equal(registry.line, 10)
 })
 
+test('one leaked object per request spread over many small arrays, attached to a server started with plain node: kept by the object that holds the arrays', { timeout: 120000 }, async () => {
+  const dir = await app({
+    'server.mjs': "import http from 'node:http'\n\nclass Limiter {\n  constructor () { this.hits = {} }\n" +
+      "  record (client) { (this.hits[client] ??= []).push({ at: Date.now(), note: 'n' + Math.random() }) }\n}\n" +
+      'const limiter = new Limiter()\nlet n = 0\n\n' +
+      "const server = http.createServer((req, res) => {\n  limiter.record('client-' + (++n % 700))\n  res.end('ok')\n})\n" +
+      "server.listen(0, '127.0.0.1', () => console.log('port', server.address().port))\n"
+  })
+  const child = spawn(process.execPath, ['server.mjs'], { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] })
+  try {
+    const port = await new Promise((resolve, reject) => {
+      child.stdout.setEncoding('utf8').on('data', (c) => { const m = /port (\d+)/.exec(c); if (m) resolve(Number(m[1])) })
+      child.once('exit', () => reject(new Error('the server exited')))
+    })
+    const json = join(dir, 'attached.json')
+    const r = await hotpath(['heap', '-a', '1500', '-c', '4', '--save', join(dir, 'attached'), '--json', json, '--attach', String(child.pid)], { cwd: dir, timeout: 120000 })
+    assert.equal(r.code, 0, r.stderr)
+    const result = JSON.parse(await readFile(json, 'utf8'))
+    // 1,500 objects over 700 arrays: two or three a holder, and one group of them all under `hits`
+    const c = result.culprits[0]
+    assert.equal(c.holding, 'hits', r.stdout)
+    assert.ok(c.count >= 1400, `one object per request: ${c.count}`)
+    assert.equal(c.line, 4, 'where the constructor sets this.hits')
+    assert.match(r.stdout.split('\n')[0], /kept by `hits`/)
+    // the server serves on, the probe gone
+    assert.equal(child.exitCode, null, 'still running')
+    const res = await fetch(`http://127.0.0.1:${port}/`)
+    assert.equal(res.status, 200)
+  } finally {
+    child.kill('SIGKILL')
+  }
+})
+
 test('a server that allocates a lot but keeps nothing: nothing grows', async () => {
   const dir = await app({
     'server.js': "const http = require('http')\nconst recent = []\n" +

@@ -15,15 +15,14 @@ import { outcomeExit } from './exit-codes.js'
 /** Seconds each phase loads unless -d or -a says otherwise. */
 const PHASE_SECONDS = 5
 
-// The phases are hotpath's own loads, between snapshots it takes: a user's --on-port load cannot be split into them,
-// and an attached process has no probe to take them.
-const UNSUPPORTED = new Set(['on-port', 'no-progress', 'attach'])
+// The phases are hotpath's own loads, between snapshots it takes: a user's --on-port load cannot be split into them.
+const UNSUPPORTED = new Set(['on-port', 'no-progress'])
 const targetFlags = Object.fromEntries(Object.entries(TARGET_FLAGS).filter(([name]) => !UNSUPPORTED.has(name)))
 
 /** @type {import('./args.js').CommandSpec} */
 export const spec = {
   name: 'heap',
-  usage: 'hotpath heap [options] -- <command...>\n       hotpath heap --analyse <run-dir>',
+  usage: 'hotpath heap [options] -- <command...>\n       hotpath heap [options] --attach <pid>\n       hotpath heap --analyse <run-dir>',
   summary: 'Start a server with hotpath\'s probe and load it in three phases — warm-up, growth, settle — with a heap\n' +
     'snapshot after a full GC at the end of each. Objects made during the growth phase that are still alive after the\n' +
     'settle phase are what the load leaves behind: they are grouped by what holds them, and each group is shown with\n' +
@@ -43,6 +42,7 @@ export const spec = {
   details: 'Examples:\n' +
     '  hotpath heap -- node server.js\n' +
     '  hotpath heap -c 20 -a 5000 --path /api/items --json heap.json -- npm start\n' +
+    '  hotpath heap --attach 4242        # a server already running, started without hotpath (Linux)\n' +
     'A group "grows with load" when the growth phase left at least 5 of its objects per 100 requests (and 50 in all).\n' +
     'The snapshots stay in the run directory: open them in Chrome DevTools (Memory tab) to dig further.'
 }
@@ -58,12 +58,14 @@ export async function run ({ values, positionals, command }, io) {
   const jsonFile = str('json')
   const analyse = str('analyse')
   if (analyse !== undefined) {
-    if (command.length > 0) throw new UsageError('give either --analyse <dir> or -- <command>, not both')
+    if (command.length > 0 || values.attach !== undefined) throw new UsageError(`give either --analyse <dir> or ${command.length > 0 ? '-- <command>' : '--attach <pid>'}, not both`)
     const saved = readSaved(analyse)
     const report = await buildHeapReport({ command: saved.target, run: { ...saved, runDir: saved.runDir } })
     return finish(report, values, jsonFile, io, null)
   }
-  if (command.length === 0) throw new UsageError('heap needs the server command after -- (e.g. hotpath heap -- node server.js)')
+  const attach = numberFlag('attach', str('attach'), { integer: true })
+  if (attach !== undefined && command.length > 0) throw new UsageError('give either --attach <pid> or -- <command>, not both')
+  if (command.length === 0 && attach === undefined) throw new UsageError('heap needs the server command after -- (e.g. hotpath heap -- node server.js), or --attach <pid>')
 
   const path = str('path') ?? '/'
   if (!path.startsWith('/')) throw new UsageError(`--path must start with '/', got '${path}'`)
@@ -85,6 +87,7 @@ export async function run ({ values, positionals, command }, io) {
   })
   const record = await recordHeapRun({
     command,
+    attach,
     runDir,
     load: loadOptions,
     path,

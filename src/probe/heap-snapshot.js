@@ -67,3 +67,11 @@ function post (session, method, params) {
     session.post(method, params ?? {}, (err, result) => err ? reject(err) : resolve(result))
   })
 }
+
+/**
+ * Ends the snapshot session: an attached probe that detaches leaves no inspector session behind (attach-entry.js).
+ */
+export function closeSession () {
+  try { session?.disconnect() } catch {}
+  session = null
+}

@@ -6,12 +6,14 @@ import { join, resolve } from 'node:path'
 import { load } from '../load/load.js'
 import { TargetError, UsageError } from '../errors.js'
 import { TargetProcess, describeExit } from './target-process.js'
+import { attachedTarget, inspectProcess } from './attach.js'
 
 export const PHASES = /** @type {const} */ (['warm-up', 'growth', 'settle'])
 
 /**
  * @typedef {object} HeapRunOptions
- * @property {string[]} command
+ * @property {string[]} command empty with `attach`
+ * @property {number} [attach] the pid of a running Node process to attach the probe to, instead of starting `command`
  * @property {string} runDir
  * @property {Omit<import('../load/load.js').LoadOptions, 'url'>} load each phase's load
  * @property {string} path
@@ -47,12 +49,13 @@ export const PHASES = /** @type {const} */ (['warm-up', 'growth', 'settle'])
  * @returns {Promise<HeapRunRecord>}
  */
 export async function recordHeapRun (options) {
+  // A process that cannot be attached to is refused before anything is made.
+  if (options.attach) inspectProcess(options.attach)
   const runDir = heapRunDir(options.runDir)
   const status = options.status ?? (() => {})
-  const target = new TargetProcess(options.command, {
-    // The probe samples nothing and profiles nothing here: it only answers snapshot commands.
-    env: { HOTPATH_RUN_DIR: runDir, HOTPATH_RUNTIME: '0', HOTPATH_PROFILE_INTERVAL: '0', HOTPATH_HEAP_INTERVAL: '0', HOTPATH_INTERVAL: '10' }
-  })
+  // The probe samples nothing and profiles nothing here: it only answers snapshot commands.
+  const env = { HOTPATH_RUN_DIR: runDir, HOTPATH_RUNTIME: '0', HOTPATH_PROFILE_INTERVAL: '0', HOTPATH_HEAP_INTERVAL: '0', HOTPATH_INTERVAL: '10' }
+  const target = options.attach ? attachedTarget(options.attach, { env }) : new TargetProcess(options.command, { env })
   await target.start()
   /** @type {HeapRunRecord} */
   const record = { runDir, url: '', pid: 0, phases: [], snapshots: [], failure: null, interrupted: false }
