@@ -196,9 +196,17 @@ test('memory-leak: an audit trail that only grows', async () => {
   const growth = evidence(d, 'heap-growth')
   assert.equal(growth.verdict, 'leak')
   assert.ok(growth.value > 1e6, `grows ${growth.value} B/s`)
+  // First what keeps the leak, found in heap snapshots after the load: the module's array, where it is declared.
+  const kept = d.culprits[0]
+  assert.equal(kept.measure, 'retained', JSON.stringify(d.culprits[0]))
+  assert.equal(kept.label, 'auditTrail (Array)')
+  assert.equal(kept.file, 'examples/memory-leak/server.js')
+  assert.equal(kept.line, await lineOf('examples/memory-leak/server.js', 'const auditTrail'))
+  assert.ok(kept.facts.count > 1000 && kept.facts.bytesPerRequest > 0, JSON.stringify(kept.facts))
+  assert.ok(kept.retainers.some((/** @type {any} */ r) => r.name === 'auditTrail'))
   // recordAudit is usually inlined into the handler, and V8's heap sampler then charges the handler: the culprit must
   // still be the helper, at the line that builds what is kept
-  const top = d.culprits[0]
+  const top = d.culprits[1]
   assert.equal(top.measure, 'allocations')
   assert.equal(top.function, 'recordAudit')
   assert.equal(top.file, 'examples/memory-leak/server.js')

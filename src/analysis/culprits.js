@@ -13,8 +13,9 @@ import { waitCulprits } from './wait-culprits.js'
  * @property {number} share 0..1 of the CPU (or of sampled allocations, for `measure: 'allocations'`) of the threads it
  *   was looked for in: the serving threads, or, for a culprit found only in busy worker threads, those threads
  * @property {'app' | 'dependency' | 'node' | 'v8'} kind
- * @property {'cpu' | 'allocations' | 'listeners' | 'waits'} measure what `share` is a share of (`waits`: of the
- *   requests' time on the server, spent waiting there)
+ * @property {'cpu' | 'allocations' | 'listeners' | 'waits' | 'retained'} measure what `share` is a share of (`waits`:
+ *   of the requests' time on the server, spent waiting there; `retained`: of what the load left alive, found in heap
+ *   snapshots — the culprit is the variable or property that keeps it)
  * @property {CulpritThread[]} [threads] where it was found, the one it takes most in first: cluster workers run the
  *   same code, so one culprit may come from several processes (absent only where the run does not tell)
  * @property {CulpritFacts} [facts] why it is blamed, in numbers (the report words it as the culprit's `reason`)
@@ -22,6 +23,8 @@ import { waitCulprits } from './wait-culprits.js'
  *   they wait on there, how often and how long, in numbers
  * @property {{ function: string, label?: string, file: string, line: number, kind: string, share: number }[]} [calls] where
  *   its time goes
+ * @property {import('../heap/culprits.js').Retainer[]} [retainers] for `measure: 'retained'`: the shortest path that
+ *   keeps the objects alive, from them outwards
  */
 
 /**
@@ -30,7 +33,8 @@ import { waitCulprits } from './wait-culprits.js'
  * @typedef {{ kind: 'adds-listener', event: string, emitter: string, count: number }
  *   | { kind: 'outgoing-calls', target: string, calls: number, meanMs: number, maxMs: number, failed: number }
  *   | ({ kind: 'waits' } & import('./wait-line.js').WaitLine)
- *   | ({ kind: 'creates-pool' } & import('./wait-line.js').WaitLine)} CulpritFacts
+ *   | ({ kind: 'creates-pool' } & import('./wait-line.js').WaitLine)
+ *   | { kind: 'keeps', holding: string | null, holder: string, constructor: string, count: number, bytes: number, bytesPerRequest: number | null, path: string[] }} CulpritFacts
  */
 
 /**
@@ -82,6 +86,8 @@ export function collectCulprits (data, signals, category, opts = {}) {
       facts: { kind: 'adds-listener', event: leak.event, emitter: leak.emitter, count: leak.count }
     })
   }
+  // A leak is to blame on what keeps it: the variable or property heap snapshots found holding what the load left.
+  if (category === 'memory-leak') out.push(...retainedCulprits(signals, cwd, threads))
   // A server that waits is to blame where its requests wait: the lines the wait tracer found, then the outgoing
   // HTTP calls it timed that take a real part of its time (all of them, when no request could be traced).
   // A healthy server that makes its round trips one by one (N+1) is told where: the cheapest win it has.
@@ -126,6 +132,43 @@ export function collectCulprits (data, signals, category, opts = {}) {
     if (!out.some(o => o.file === c.file && o.line === c.line && o.function === c.function)) out.push(c)
   }
   return out
+}
+
+/**
+ * @param {import('./signals.js').Signals} signals
+ * @param {string} cwd
+ * @param {ThreadRecord[]} threads the serving threads
+ * @returns {Culprit[]}
+ */
+function retainedCulprits (signals, cwd, threads) {
+  const r = signals.memory.retained
+  if (!r || r.culprits.length === 0) return []
+  const total = r.culprits.reduce((a, c) => a + c.bytes, 0)
+  return r.culprits.slice(0, 2).map(c => {
+    const file = c.file ? displayPath(c.file, cwd) : '(unknown)'
+    return {
+      function: c.function ?? c.holding ?? c.holder,
+      ...(c.holding ? { label: `${c.holding} (${c.holder})` } : {}),
+      file,
+      line: c.line ?? 0,
+      share: total > 0 ? c.bytes / total : 0,
+      kind: /** @type {'dependency' | 'app'} */ (/\bnode_modules\b/.test(file) ? 'dependency' : 'app'),
+      measure: /** @type {const} */ ('retained'),
+      // Snapshots are of the loaded process's main thread.
+      threads: threads.filter(t => t.threadId === 0).slice(0, 1).map(t => ({ pid: t.pid, threadId: 0 })),
+      facts: { kind: /** @type {const} */ ('keeps'), holding: c.holding, holder: c.holder, constructor: c.constructor, count: c.count, bytes: c.bytes, bytesPerRequest: c.bytesPerRequest, path: pathUpTo(c) },
+      retainers: c.retainers
+    }
+  })
+}
+
+/**
+ * The names on a retainer path from the kept objects up to the one that holds them (a few steps when none does).
+ * @param {import('../heap/culprits.js').Culprit} c
+ */
+function pathUpTo (c) {
+  const at = c.retainers.findIndex(r => r.name === c.holding)
+  return c.retainers.slice(0, at >= 0 ? at + 1 : 4).map(r => `${r.name} in ${r.holder}`)
 }
 
 /**

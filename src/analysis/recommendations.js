@@ -27,6 +27,7 @@ import { queueIsMinor, waitLine } from './wait-line.js'
  *   | { kind: 'old-generation' }
  *   | { kind: 'allocates-most', culprit: CodeAt }
  *   | { kind: 'keeps-alive', culprit: CodeAt }
+ *   | { kind: 'bound-holder', culprit: CodeAt }
  *   | { kind: 'growing-collections' }
  *   | { kind: 'heap-snapshots', target: string }
  *   | { kind: 'growing-state', growing: import('./rules.js').GrowingCost, target: string }
@@ -76,10 +77,17 @@ export function recommend (category, s, culprits, run) {
       if (where) out.push({ kind: 'allocates-most', culprit: where })
       break
     }
-    case 'memory-leak':
-      if (where) out.push({ kind: 'keeps-alive', culprit: where })
-      out.push({ kind: 'growing-collections' }, { kind: 'heap-snapshots', target: heapTarget(run) })
+    case 'memory-leak': {
+      // What keeps the leak (heap snapshots after the load) comes first; then the code that allocates what it keeps.
+      const holder = culprits.find(c => c.measure === 'retained')
+      const allocates = served.find(c => c.measure === 'allocations' && c.kind === 'app') ?? served.find(c => c.measure === 'allocations')
+      if (holder) out.push({ kind: 'bound-holder', culprit: codeAt(holder) })
+      if (allocates) out.push({ kind: 'keeps-alive', culprit: codeAt(allocates) })
+      else if (where && !holder) out.push({ kind: 'keeps-alive', culprit: where })
+      out.push({ kind: 'growing-collections' })
+      if (!holder) out.push({ kind: 'heap-snapshots', target: heapTarget(run) })
       break
+    }
     case 'healthy':
       // A server fast enough to be healthy can still make its round trips one by one: the cheapest win it has.
       out.push(...waitAdvice(s).filter(a => a.kind === 'n-plus-one'))

@@ -121,6 +121,9 @@ export const RULES = [
 export function isLeak (s) {
   const t = s.memory.trend
   if (t === null || !(t.slope > 0) || t.r2 < THRESHOLDS.leakR2) return false
+  // Heap snapshots taken after the load are the last word: when no group of the objects it made stays alive in a
+  // number that grows with requests, the heap grew by something else (caches filled once, code compiled late).
+  if (s.memory.retained && s.memory.retained.culprits.length === 0) return false
   if (t.settled) {
     // Full collections at both ends of the load leave only what it kept alive: garbage, however much, is gone, and
     // the verdict no longer depends on how many collections V8 ran in the window. The trend inside the window must

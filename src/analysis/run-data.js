@@ -48,6 +48,17 @@ import { checkedProfile } from './run-profile-check.js'
  *   `threads` (a damaged profile is dropped from its thread's `profiles`)
  * @property {Map<string, any>} [profiles] the profiles read while checking them, by file name: each is read and
  *   parsed once, however many parts of the analysis and the report use it
+ * @property {Retainers | null} [retainers] what keeps what the load left alive, when the run looked (retainers.json)
+ */
+
+/**
+ * What the heap snapshots taken after the load found (src/heap/run-retainers.js writes it).
+ * @typedef {object} Retainers
+ * @property {number} requests of the growth phase between the first two snapshots
+ * @property {import('../heap/culprits.js').Culprit[]} culprits groups of objects that grow with load, most bytes first
+ * @property {{ count: number, bytes: number } | null} survivors everything the growth phase left alive
+ * @property {number} minCount objects a group needs to grow with load
+ * @property {string | null} error why the snapshots could not be read
  */
 
 /**
@@ -95,13 +106,26 @@ export function readRun (dir) {
     .map(f => readThread(join(abs, f), damage))
     .filter(t => t !== null)
     .sort((a, b) => a.pid - b.pid || a.threadId - b.threadId)
-  const data = { dir: abs, run, threads, damage, profiles: new Map() }
+  const data = { dir: abs, run, threads, damage, profiles: new Map(), retainers: readRetainers(abs) }
   for (const t of threads) checkProfiles(data, t, names)
   // libuv misreads utilisation while the CPU profiler runs; the profile itself knows (see profile-utilization.js)
   for (const t of threads) {
     if (t.clock !== null && t.profiles.cpu) correctUtilization(t.samples, readRunProfile(data, t.profiles.cpu), t.clock)
   }
   return data
+}
+
+/**
+ * @param {string} dir
+ * @returns {Retainers | null}
+ */
+function readRetainers (dir) {
+  try {
+    const r = JSON.parse(readFileSync(join(dir, 'retainers.json'), 'utf8'))
+    return r !== null && typeof r === 'object' && Array.isArray(r.culprits) && r.error === null ? r : null
+  } catch {
+    return null
+  }
 }
 
 /** The probe names a thread's profiles after it (probe.js): how one is found when the line naming it was lost. */

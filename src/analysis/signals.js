@@ -49,7 +49,8 @@ export { percentile }
  * @property {{ count: number, utilization: number }} helpers the serving processes' other threads (worker pools): how
  *   many, and the busiest one's mean event-loop utilisation
  * @property {{ share: number, cpuShare: number, byKind: Record<string, { share: number, count: number }>, count: number }} gc
- * @property {{ trend: HeapTrend | null, heapUsed: number, heapLimit: number, rss: number, perRequest: number | null }} memory
+ * @property {{ trend: HeapTrend | null, heapUsed: number, heapLimit: number, rss: number, perRequest: number | null, retained: import('./run-data.js').Retainers | null }} memory
+ *   `retained`: what keeps what the load left alive, when heap snapshots were taken after it
  * @property {any[]} listeners listener growth seen in the serving processes, most first, with pid
  * @property {{ agent: string, maxSockets: number, maxQueued: number, maxInUse: number }[]} agents outgoing pools that queued or filled
  * @property {OutgoingSignal[]} outgoing outgoing HTTP calls made by the serving processes during the window, the
@@ -129,7 +130,7 @@ export function computeSignals (data) {
       utilization: Math.max(0, ...serving.helpers.map(t => mean(serving.of(t).map(x => x.utilization))))
     },
     gc: gcFigures(serving.samples, seconds * 1000 * Math.max(1, serving.threads.length), cpuMs),
-    memory: memoryFigures(serving, start, rate),
+    memory: { ...memoryFigures(serving, start, rate), retained: data.retainers ?? null },
     listeners: listenerGrowth(data, serving.processThreads),
     agents: agentPressure(serving.processThreads, start, end),
     outgoing: outgoingCalls(data, serving.processThreads, start, end, finished, serverTimeMean),
@@ -282,7 +283,7 @@ function gcFigures (samples, threadWallMs, cpuMs) {
  * @param {Serving} serving
  * @param {number} start
  * @param {number} rate requests per second
- * @returns {Signals['memory']}
+ * @returns {Omit<Signals['memory'], 'retained'>}
  */
 function memoryFigures (serving, start, rate) {
   const trends = serving.threads.map(t => heapTrend(serving.of(t), start, t.settled)).filter(t => t !== null)

@@ -3,6 +3,8 @@ import { dirname, join, relative, resolve } from 'node:path'
 import { UsageError } from '../errors.js'
 import { diagnose } from '../analysis/diagnose.js'
 import { readRun } from '../analysis/run-data.js'
+import { THRESHOLDS } from '../analysis/thresholds.js'
+import { analyseRetainers } from '../heap/run-retainers.js'
 import { formatDiagnosis } from '../report/doctor-text.js'
 import { wordDiagnosis } from '../report/words/diagnosis.js'
 import { openInBrowser, renderReport } from '../report/html/index.js'
@@ -29,6 +31,7 @@ export const spec = {
     'profile-interval': { type: 'string', value: 'µs', description: 'CPU profile sampling interval', default: '1000' },
     'no-profile': { type: 'boolean', description: 'do not CPU-profile the target (no culprits from CPU time)' },
     'heap-interval': { type: 'string', value: 'bytes', description: 'heap sampling interval for allocation culprits (0: off)', default: '262144' },
+    'no-retainers': { type: 'boolean', description: 'when the load leaves megabytes alive, do not load twice more between heap snapshots to see what keeps them' },
     'fail-on-problem': { type: 'boolean', description: 'exit 1 unless the verdict is healthy' }
   },
   details: 'Examples:\n' +
@@ -51,6 +54,7 @@ export async function run ({ values, positionals, command }, io) {
 
   if (str('analyse') !== undefined) {
     if (command.length > 0 || values.attach !== undefined) throw new UsageError(`give either --analyse <dir> or ${command.length > 0 ? '-- <command>' : '--attach <pid>'}, not both`)
+    await analyseRetainers(/** @type {string} */ (str('analyse')))
     const diagnosis = wordDiagnosis(diagnose(readRun(/** @type {string} */ (str('analyse')))))
     return exitCode(diagnosis, await report(diagnosis, jsonFile, values, io))
   }
@@ -61,9 +65,12 @@ export async function run ({ values, positionals, command }, io) {
     runDir,
     interval: /** @type {number} */ (numberFlag('interval', str('interval') ?? '10')),
     profileInterval: values['no-profile'] ? 0 : /** @type {number} */ (numberFlag('profile-interval', str('profile-interval') ?? '1000', { integer: true })),
-    heapInterval: /** @type {number} */ (numberFlag('heap-interval', str('heap-interval') ?? '262144', { integer: true, allowZero: true }))
+    heapInterval: /** @type {number} */ (numberFlag('heap-interval', str('heap-interval') ?? '262144', { integer: true, allowZero: true })),
+    // A heap that kept as much as a leak would: what keeps it is looked at before the verdict (docs/diagnosis.md).
+    retainers: values['no-retainers'] ? null : { minBytes: THRESHOLDS.leakBytes, minRatio: THRESHOLDS.leakRatio }
   })
   io.stderr.write('Analysing…\n')
+  await analyseRetainers(runDir)
   const diagnosis = wordDiagnosis(diagnose(readRun(runDir)))
   return exitCode(diagnosis, await report(diagnosis, jsonFile, values, io), record.interruptedBy)
 }

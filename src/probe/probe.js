@@ -98,6 +98,8 @@ export class Probe {
       onSample: (sample) => this.writeSample(sample)
     })
     this.loading = false
+    /** @type {{ start?: number, end?: number }} bytes of heap after the full collections around the load */
+    this.settled = {}
     this.profiles = new LoadProfiles(options, this.name, this.sampler, () => this.loading)
     /** @type {NodeJS.Timeout | null} */
     this.flushTimer = null
@@ -299,7 +301,8 @@ export class Probe {
     await this.profiles.stop(this.log)
     await this.settleHeap('end')
     this.flush()
-    this.options.channel.send({ type: 'stopped', pid: process.pid, threadId: this.tid })
+    // What the load left alive, for hotpath to decide at once whether to look at what keeps it (doctor's retainers).
+    this.options.channel.send({ type: 'stopped', pid: process.pid, threadId: this.tid, settled: this.settled })
   }
 
   /**
@@ -314,6 +317,7 @@ export class Probe {
       // Requests the load left in flight finish first: what they hold is not what the load kept.
       if (phase === 'end') await new Promise(resolve => setTimeout(resolve, SETTLE_MS))
       const heapUsed = await heapAfterFullGc()
+      this.settled[phase] = heapUsed
       this.log.write({ type: 'heap-settled', phase, time: Date.now(), heapUsed })
     } catch {}
   }

@@ -83,6 +83,7 @@ function displayWidth (s) {
 export function culpritShare (c, allocations = 'allocations') {
   if (c.measure === 'listeners') return 'listener leak'
   if (c.measure === 'waits') return `${formatPercent(c.share, 0)} of request time, waiting`
+  if (c.measure === 'retained') return `${formatPercent(c.share, 0)} of what the load left alive`
   return `${formatPercent(c.share, 0)} of ${c.measure === 'allocations' ? allocations : 'CPU'}`
 }
 

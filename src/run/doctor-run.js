@@ -8,6 +8,7 @@ import { VERSION } from '../version.js'
 import { TargetProcess } from './target-process.js'
 import { attachedTarget, inspectProcess } from './attach.js'
 import { busyProcesses, processTimes } from './processes.js'
+import { recordRetainers } from './retainer-phases.js'
 
 /**
  * @typedef {object} RunOptions
@@ -27,6 +28,8 @@ import { busyProcesses, processTimes } from './processes.js'
  * @property {AbortSignal} [signal] aborting ends the load early; the run is still recorded
  * @property {(message: string) => void} [status] progress lines for a terminal
  * @property {(bin: import('../load/recorder.js').Bin) => void} [onBin]
+ * @property {{ minBytes: number, minRatio: number } | null} [retainers] when the heap the load left alive grew by this
+ *   much (bytes, and share of where it started), load twice more between heap snapshots to see what keeps it
  */
 
 /**
@@ -47,6 +50,7 @@ import { busyProcesses, processTimes } from './processes.js'
  * @property {boolean} aborted the user stopped the run early
  * @property {string[]} stderr the target's last lines of stderr (or stdout)
  * @property {{ interval: number, profileInterval: number, heapInterval: number }} probe
+ * @property {import('./retainer-phases.js').RetainerRecord} [retainers] the heap snapshots taken after the load
  * @property {{ cores: number, busyMs: number, ownCpuMs: number, model: string, platform: string, release: string, arch: string, memory: number, processes?: import('./processes.js').ProcessCpu[] }} host
  *   the machine, and what its other processes used during the window (a database the target waits on among them)
  *   the machine, and the CPU it and hotpath itself (with its load threads) used during the load window: what other
@@ -104,6 +108,13 @@ export async function recordRun (options) {
   channel.broadcast({ type: 'load-stop', time: windowEnd })
   // The probes write their profiles now; a big one takes a moment.
   await stopped.all(15000)
+  const kept = keptBytes(stopped.messages, listening.pid, options.retainers)
+  /** @type {import('./retainer-phases.js').RetainerRecord | undefined} */
+  let retainers
+  if (kept !== null && failure === null && !abort.signal.aborted && result !== null && !result.failed) {
+    status(`The load left ${(kept / 1048576).toFixed(1)} MB alive on the heap: loading twice more between heap snapshots, to see what keeps it…`)
+    retainers = await recordRetainers(target, { pid: listening.pid, url, load: options.load, runDir, keptBytes: kept, signal: abort.signal })
+  }
   const exit = await target.stop()
   options.signal?.removeEventListener('abort', onAbort)
   if (failure) throw failure
@@ -124,10 +135,29 @@ export async function recordRun (options) {
     aborted: Boolean(options.signal?.aborted),
     stderr: target.tail(),
     probe: { interval: options.interval, profileInterval: options.profileInterval, heapInterval: options.heapInterval },
+    ...(retainers ? { retainers } : {}),
     host: hostUse
   }
   writeFileSync(resolve(runDir, 'run.json'), JSON.stringify(record, null, 2))
   return record
+}
+
+/**
+ * What the load left alive on the loaded process's heap (its probe's full collections before and after it), when it
+ * is as much as asks for a look at what keeps it; else null.
+ * @param {any[]} stopped the probes' 'stopped' messages
+ * @param {number} pid
+ * @param {RunOptions['retainers']} limits
+ * @returns {number | null}
+ */
+function keptBytes (stopped, pid, limits) {
+  if (!limits) return null
+  const main = stopped.find(m => m.pid === pid && m.threadId === 0)
+  const start = main?.settled?.start
+  const end = main?.settled?.end
+  if (typeof start !== 'number' || typeof end !== 'number') return null
+  const kept = end - start
+  return kept >= limits.minBytes && kept >= limits.minRatio * start ? kept : null
 }
 
 /**
@@ -251,7 +281,10 @@ function expectAcks (channel, type) {
   /** @type {() => void} */
   let done = () => {}
   const finished = new Promise(resolve => { done = () => resolve(undefined) })
+  /** @type {any[]} */
+  const messages = []
   const onMessage = (/** @type {any} */ message, /** @type {import('./channel.js').Peer} */ peer) => {
+    if (message?.type === type) messages.push(message)
     if (message?.type === type && waiting.delete(peer) && waiting.size === 0) done()
   }
   const onGone = (/** @type {import('./channel.js').Peer} */ peer) => {
@@ -261,6 +294,7 @@ function expectAcks (channel, type) {
   channel.on('gone', onGone)
   if (waiting.size === 0) done()
   return {
+    messages,
     /** @param {number} timeout ms */
     async all (timeout) {
       /** @type {NodeJS.Timeout | undefined} */

@@ -129,7 +129,7 @@ function heapRunDir (dir) {
  * @param {number} pid
  * @returns {Promise<import('./channel.js').Peer | null>}
  */
-async function probeOf (target, pid) {
+export async function probeOf (target, pid) {
   // Its hello is sent before the server listens; a moment covers a socket that connected late.
   for (let waited = 0; waited <= 1000; waited += 50) {
     const peer = [...target.channel.peers].find(p => p.hello?.pid === pid && p.hello.threadId === 0)
@@ -146,7 +146,7 @@ async function probeOf (target, pid) {
  * @param {AbortSignal} signal
  * @returns {Promise<PhaseRecord>}
  */
-async function runPhase (name, options, url, signal) {
+export async function runPhase (name, options, url, signal) {
   const result = await load({ ...options.load, url, signal })
   return { name, requests: result.requests.total, duration: result.duration, failed: result.failed?.detail ?? null, result }
 }
@@ -159,7 +159,7 @@ async function runPhase (name, options, url, signal) {
  * @param {string} runDir
  * @param {number} timeout seconds
  */
-async function snapshot (target, peer, name, runDir, timeout) {
+export async function snapshot (target, peer, name, runDir, timeout) {
   const started = Date.now()
   /** @type {(message: any) => void} */
   let onMessage = () => {}

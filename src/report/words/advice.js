@@ -28,6 +28,7 @@ export function adviceText (a) {
     case 'heap-near-limit': return `The heap is at ${formatBytes(a.heapUsed)} of a ${formatBytes(a.heapLimit)} limit: raise it with node --max-old-space-size=<MB>, and keep less data alive.`
     case 'old-generation': return 'Most GC time is spent on the old generation: keep fewer long-lived objects (caches, buffers held across requests).'
     case 'allocates-most': return `Start with ${where(a.culprit)}: it allocates the most.`
+    case 'bound-holder': return `Bound ${where(a.culprit)}: it keeps what every request leaves behind. Evict from it (an LRU, a TTL), keep a count or a summary instead of each entry, or stop adding to it per request.`
     case 'keeps-alive': return `Look at what ${where(a.culprit)} keeps alive: it allocates the most of what stays on the heap.`
     case 'growing-collections': return 'Look for collections that only grow: module-level arrays, Maps and caches without eviction, listeners added per request, timers and promises never settled. Bound caches (an LRU) and remove listeners you add.'
     case 'heap-snapshots': return `See what keeps it alive: hotpath heap ${a.target} loads the server between three heap snapshots and names the variable or property that holds what grows.`

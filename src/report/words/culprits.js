@@ -1,4 +1,4 @@
-import { formatMs } from '../format.js'
+import { formatBytes, formatMs } from '../format.js'
 import { waitCounts } from './waits.js'
 
 /**
@@ -17,6 +17,10 @@ export function culpritReason (f) {
       const seq = f.sequential ? `; one after another${f.sequential.loop ? ` from ${f.sequential.loop.file}:${f.sequential.loop.line}` : ''}: batching would save ~${formatMs(f.sequential.savedMs)} a request` : ''
       const at = f.resource.target && !f.resource.name.includes(f.resource.target) ? ` at ${f.resource.target}` : ''
       return `waits on ${f.resource.name}${at}: ${waitCounts(f)}${queued}${seq}`
+    }
+    case 'keeps': {
+      const per = f.bytesPerRequest !== null ? `, ${formatBytes(f.bytesPerRequest)} a request` : ''
+      return `keeps alive ${f.count.toLocaleString('en-US')} \`${f.constructor}\` the load made (${formatBytes(f.bytes)}${per}), found in heap snapshots after it: ${f.path.join(' ← ')}`
     }
     case 'creates-pool': {
       const pool = /** @type {NonNullable<typeof f.pool>} */ (f.pool)

@@ -76,6 +76,7 @@ function whyMissing (c, hasGraph) {
     return c.label + ' does not show in the CPU profile: adding a listener costs little. The cost is in running all of them on every emit — see the other culprits, and emit in the flame graph.'
   }
   if (c.measure === 'allocations') return c.label + ' is blamed for what it allocates, not for CPU time, and does not show in this profile.'
+  if (c.measure === 'retained') return c.label + ' is blamed for what it keeps alive, found in heap snapshots taken after the load, not for CPU time.'
   if (c.measure === 'waits' && c.wait && c.wait.role === 'pool') return c.label + ' is blamed for the time requests wait for one of the connections of the pool it creates, which costs no CPU and does not show in a CPU profile.'
   if (c.measure === 'waits') return c.label + ' is blamed for the time requests wait on the call it makes, which costs no CPU and does not show in a CPU profile.'
   return c.label + ' is not in the flame graph (it took too few samples to be drawn).'

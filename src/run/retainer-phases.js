@@ -1,0 +1,53 @@
+// After doctor's load, when the heap kept megabytes of it: two more loads between three heap snapshots — hotpath
+// heap's technique — so that a leak's verdict rests on what keeps objects alive and its first culprit names it. The
+// load window is over: what these phases cost the server is not in any of the run's figures.
+import { probeOf, runPhase, snapshot } from './heap-run.js'
+
+/** Seconds each phase loads at most: enough requests to tell a group that grows with them, short beside the run. */
+const PHASE_SECONDS = 3
+
+/**
+ * @typedef {object} RetainerRecord what run.json keeps of the phases; the snapshots are in the run directory
+ * @property {{ name: string, requests: number, duration: number, failed: string | null }[]} phases
+ * @property {{ name: string, bytes: number, ms: number }[]} snapshots
+ * @property {number} keptBytes what the load window left alive, which asked for them
+ * @property {string | null} error why they stopped short, if they did
+ */
+
+/**
+ * @param {import('./target-process.js').TargetProcess} target
+ * @param {object} o
+ * @param {number} o.pid the process whose heap is taken (the loaded one's main thread)
+ * @param {string} o.url
+ * @param {Omit<import('../load/load.js').LoadOptions, 'url'>} o.load doctor's load, shortened
+ * @param {string} o.runDir
+ * @param {number} o.keptBytes
+ * @param {AbortSignal} o.signal
+ * @returns {Promise<RetainerRecord>}
+ */
+export async function recordRetainers (target, o) {
+  /** @type {RetainerRecord} */
+  const record = { phases: [], snapshots: [], keptBytes: o.keptBytes, error: null }
+  try {
+    const peer = await probeOf(target, o.pid)
+    if (peer === null) throw new Error(`no probe answers in pid ${o.pid}`)
+    const timeout = 300
+    const take = async () => {
+      const { name, bytes, ms } = await snapshot(target, peer, `retained-${record.snapshots.length + 1}.heapsnapshot`, o.runDir, timeout)
+      record.snapshots.push({ name, bytes, ms })
+    }
+    const seconds = Math.max(1, Math.min(PHASE_SECONDS, (o.load.duration ?? PHASE_SECONDS) / 2))
+    const load = { ...o.load, duration: seconds, amount: undefined, warmup: undefined }
+    await take()
+    for (const name of /** @type {const} */ (['growth', 'settle'])) {
+      if (o.signal.aborted) throw new Error('interrupted')
+      const { result, ...phase } = await runPhase(name, /** @type {any} */ ({ load }), o.url, o.signal)
+      record.phases.push(phase)
+      if (phase.failed !== null) throw new Error(`the ${name} load failed: ${phase.failed}`)
+      await take()
+    }
+  } catch (err) {
+    record.error = String(/** @type {Error} */ (err)?.message ?? err)
+  }
+  return record
+}
