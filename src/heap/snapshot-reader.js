@@ -2,7 +2,9 @@
 // more than V8's longest string, and far more than its graph needs once parsed. So the text is never held: a byte
 // scanner fills typed arrays straight from `nodes`, `edges` and `locations` (numbers), keeps each of `strings` once,
 // and skips what the analysis does not use (allocation traces, samples). json-stream.js does not fit: it builds JS
-// arrays of numbers (8+ bytes per field, and a boxed value per element) where a typed array takes 4.
+// arrays of numbers (8+ bytes per field, and a boxed value per element) where a typed array takes 4. The scanner is one
+// state machine over the bytes, its states sharing the position, the current key and the arrays it fills: split, every
+// byte of several GB would cross a call between modules, so it stays one piece.
 import { createReadStream } from 'node:fs'
 import { UsageError } from '../errors.js'
 

@@ -1,13 +1,12 @@
 import { spawn } from 'node:child_process'
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
-import os from 'node:os'
 import { resolve } from 'node:path'
 import { load } from '../load/load.js'
 import { UsageError } from '../errors.js'
 import { VERSION } from '../version.js'
 import { TargetProcess } from './target-process.js'
 import { attachedTarget, inspectProcess } from './attach.js'
-import { busyProcesses, processTimes } from './processes.js'
+import { hostNow, hostUseSince } from './host-use.js'
 import { recordRetainers } from './retainer-phases.js'
 
 /**
@@ -99,7 +98,7 @@ export async function recordRun (options) {
   channel.broadcast({ type: 'load-start', time: Date.now(), port: listening.port })
   await acks.all(3000)
   const windowStart = Date.now()
-  const hostStart = { busy: machineBusyMs(), own: ownCpuMs(), processes: processTimes() }
+  const hostStart = hostNow()
   const { result, onPort, failure } = await driveLoad(options, url, listening.port, abort.signal)
   const windowEnd = Date.now()
   const hostUse = hostUseSince(hostStart, target)
@@ -221,37 +220,6 @@ async function driveLoad (options, url, port, signal) {
     failure = err
   }
   return { result, onPort, failure }
-}
-
-/**
- * The machine, and the CPU it, hotpath and other processes used since `start`.
- * @param {{ busy: number, own: number, processes: ReturnType<typeof processTimes> }} start
- * @param {TargetProcess} target
- * @returns {RunRecord['host']}
- */
-function hostUseSince (start, target) {
-  const cpus = os.cpus()
-  return {
-    cores: cpus.length,
-    busyMs: machineBusyMs() - start.busy,
-    ownCpuMs: ownCpuMs() - start.own,
-    model: cpus[0]?.model ?? 'unknown',
-    platform: os.platform(),
-    release: os.release(),
-    arch: os.arch(),
-    memory: os.totalmem(),
-    processes: busyProcesses(start.processes, processTimes(), new Set([process.pid, target.pid, ...[...target.channel.peers].map(p => Number(p.hello?.pid) || 0)]))
-  }
-}
-
-/** CPU time every core of the machine has spent busy, in ms. */
-function machineBusyMs () {
-  return os.cpus().reduce((a, c) => a + c.times.user + c.times.nice + c.times.sys + c.times.irq, 0)
-}
-
-function ownCpuMs () {
-  const u = process.cpuUsage()
-  return (u.user + u.system) / 1000
 }
 
 /**

@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
+import { listeningOn, socketInodes } from './proc-info.js'
 
 /**
  * @typedef {object} ProcessCpu one process of the machine and the CPU it used during the load window
@@ -71,27 +72,11 @@ export function busyProcesses (before, after, skip) {
 }
 
 /**
- * Listening TCP sockets by inode: /proc/net/tcp and tcp6, state 0A.
+ * Listening TCP sockets in hotpath's network namespace, by inode.
  * @returns {Map<string, number>} inode → port
  */
 function listeningInodes () {
-  /** @type {Map<string, number>} */
-  const out = new Map()
-  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text
-    try {
-      text = readFileSync(file, 'utf8')
-    } catch {
-      continue
-    }
-    for (const line of text.split('\n').slice(1)) {
-      const f = line.trim().split(/\s+/)
-      if (f.length < 10 || f[3] !== '0A') continue
-      const port = parseInt(f[1].split(':')[1], 16)
-      out.set(f[9], port)
-    }
-  }
-  return out
+  return new Map(listeningOn(null).map(s => [s.inode, s.port]))
 }
 
 /**
@@ -102,14 +87,9 @@ function listeningInodes () {
 function portsOf (pid, inodes) {
   /** @type {Set<number>} */
   const ports = new Set()
-  try {
-    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-      try {
-        const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))
-        const port = m ? inodes.get(m[1]) : undefined
-        if (port !== undefined) ports.add(port)
-      } catch {}
-    }
-  } catch {}
+  for (const inode of socketInodes(pid)) {
+    const port = inodes.get(inode)
+    if (port !== undefined) ports.add(port)
+  }
   return [...ports]
 }
