@@ -144,7 +144,15 @@ function retainedCulprits (signals, cwd, threads) {
   const r = signals.memory.retained
   if (!r || r.culprits.length === 0) return []
   const total = r.culprits.reduce((a, c) => a + c.bytes, 0)
-  return r.culprits.slice(0, 2).map(c => {
+  // One culprit per holding place: a leaked entry and the objects it holds can be two groups under one variable.
+  const seen = new Set()
+  const distinct = r.culprits.filter(c => {
+    const at = `${c.file}:${c.line}:${c.holding}`
+    if (seen.has(at)) return false
+    seen.add(at)
+    return true
+  })
+  return distinct.slice(0, 2).map(c => {
     const file = c.file ? displayPath(c.file, cwd) : '(unknown)'
     return {
       function: c.function ?? c.holding ?? c.holder,
