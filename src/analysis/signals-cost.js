@@ -2,7 +2,7 @@
 // array scanned or serialised whole, a list searched one by one) makes the CPU per request climb through the run
 // while the heap grows only by an entry per request — a verdict filed under the event loop, with the heap "flat",
 // tells the symptom and misses the cause.
-import { linearFit } from './stats.js'
+import { linearFit, slopeT } from './stats.js'
 
 /**
  * @typedef {object} CostTrend
@@ -64,7 +64,7 @@ export function costTrend (serving, processes, port, start, limits) {
   const fit = linearFit(xs, ys)
   const firstMs = fit.intercept + fit.slope * xs[0]
   const lastMs = fit.intercept + fit.slope * xs[xs.length - 1]
-  const t = Number.isFinite(fit.slopeStdErr) && fit.slopeStdErr > 0 ? fit.slope / fit.slopeStdErr : (fit.slope > 0 ? Infinity : 0)
+  const t = slopeT(fit)
   const rising = fit.slope > 0 && fit.r2 >= limits.r2 && t >= limits.t && firstMs > 0 &&
     lastMs >= limits.rise * firstMs && lastMs - firstMs >= limits.minRiseMs
   return { firstMs, lastMs, requests: xs[xs.length - 1] - xs[0], r2: fit.r2, t, rising }

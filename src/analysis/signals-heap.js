@@ -1,5 +1,5 @@
 // Whether the heap grows under load: the trend of what survives garbage collection, per serving process and combined.
-import { linearFit } from './stats.js'
+import { linearFit, slopeT } from './stats.js'
 
 /** @typedef {import('./run-data.js').ThreadRecord['samples'][number]} Sample */
 
@@ -73,7 +73,7 @@ function fitTrend (xs, ys, basis, samples, afterMajor, settled) {
     settled: isSettled,
     slope: fit.slope,
     r2: fit.r2,
-    t: Number.isFinite(fit.slopeStdErr) && fit.slopeStdErr > 0 ? fit.slope / fit.slopeStdErr : (fit.slope > 0 ? Infinity : 0),
+    t: slopeT(fit),
     start: Math.min(...ys.slice(0, 2)),
     growth: fit.slope * seconds,
     seconds

@@ -102,7 +102,9 @@ export function computeSignals (data) {
   const port = data.run.listening.port
   const serving = servingThreads(data, port, start, end)
   const { finished, inflightMean } = requestCounts(serving.samples, port, seconds)
-  const cpuMs = processCpuMs(data, serving)
+  // CPU is process-wide: counted once per serving process, from its main thread's samples.
+  const processSamples = mainSamples(data, serving)
+  const cpuMs = processSamples.reduce((a, x) => a + x.cpu.user + x.cpu.system, 0)
   const rate = finished / seconds
   const cpuPerRequestMs = finished > 0 ? cpuMs / finished : 0
   // Little's law: mean time on the server = mean requests in flight ÷ requests finished per ms. In flight is counted
@@ -134,7 +136,7 @@ export function computeSignals (data) {
     listeners: listenerGrowth(data, serving.processThreads),
     agents: agentPressure(serving.processThreads, start, end),
     outgoing: outgoingCalls(data, serving.processThreads, start, end, finished, serverTimeMean),
-    cost: costTrend(serving.samples, mainSamples(data, serving), port, start, COST_LIMITS),
+    cost: costTrend(serving.samples, processSamples, port, start, COST_LIMITS),
     waits: savingsAtMeanTime(computeWaits(serving.threads, start, end, data.run.cwd), serverTimeMean),
     otherCores: otherCores(data, serving.of, seconds, backends),
     backends,
@@ -202,17 +204,6 @@ function mainSamples (data, serving) {
     const main = data.threads.find(t => t.pid === pid && t.threadId === 0)
     return main ? serving.of(main) : []
   })
-}
-
-/**
- * CPU is process-wide: count it once per serving process, from its main thread.
- * @param {RunData} data
- * @param {Serving} serving
- */
-function processCpuMs (data, serving) {
-  let cpuMs = 0
-  for (const s of mainSamples(data, serving)) cpuMs += s.cpu.user + s.cpu.system
-  return cpuMs
 }
 
 /**

@@ -132,3 +132,12 @@ export function percentile (values, p) {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]
 }
+
+/**
+ * A fitted slope over its standard error: how surely it differs from flat. A perfect fit (no residual) is infinitely
+ * sure of a rising slope.
+ * @param {{ slope: number, slopeStdErr: number }} fit
+ */
+export function slopeT (fit) {
+  return Number.isFinite(fit.slopeStdErr) && fit.slopeStdErr > 0 ? fit.slope / fit.slopeStdErr : (fit.slope > 0 ? Infinity : 0)
+}

@@ -9,7 +9,7 @@ import { formatHeapReport, verdictLine } from '../heap/words.js'
 import { renderHeapPage } from '../heap/html.js'
 import { durationFlag, numberFlag } from './args.js'
 import { LOAD_FLAGS, loadOptionsFromFlags } from './load-options.js'
-import { TARGET_FLAGS } from './target-run.js'
+import { attachFromFlags, TARGET_FLAGS } from './target-run.js'
 import { outcomeExit } from './exit-codes.js'
 
 /** Seconds each phase loads unless -d or -a says otherwise. */
@@ -63,8 +63,7 @@ export async function run ({ values, positionals, command }, io) {
     const report = await buildHeapReport({ command: saved.target, run: { ...saved, runDir: saved.runDir } })
     return finish(report, values, jsonFile, io, null)
   }
-  const attach = numberFlag('attach', str('attach'), { integer: true })
-  if (attach !== undefined && command.length > 0) throw new UsageError('give either --attach <pid> or -- <command>, not both')
+  const attach = attachFromFlags(values, command)
   if (command.length === 0 && attach === undefined) throw new UsageError('heap needs the server command after -- (e.g. hotpath heap -- node server.js), or --attach <pid>')
 
   const path = str('path') ?? '/'

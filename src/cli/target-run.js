@@ -46,8 +46,7 @@ export async function recordFromFlags (values, command, io, probe) {
     interruptedBy ??= signal ?? 'SIGINT'
     abort.abort()
   })
-  const attach = numberFlag('attach', str('attach'), { integer: true })
-  if (attach !== undefined && command.length > 0) throw new UsageError('give either --attach <pid> or -- <command>, not both')
+  const attach = attachFromFlags(values, command)
   const record = await recordRun({
     command,
     attach,
@@ -65,4 +64,16 @@ export async function recordFromFlags (values, command, io, probe) {
     onBin: (bin) => progress.onBin(bin)
   }).finally(() => progress.stop())
   return { ...record, interruptedBy: record.aborted ? interruptedBy : null }
+}
+
+/**
+ * The pid of `--attach`, refused together with a command.
+ * @param {Record<string, unknown>} values
+ * @param {string[]} command
+ * @returns {number | undefined}
+ */
+export function attachFromFlags (values, command) {
+  const attach = numberFlag('attach', /** @type {string | undefined} */ (values.attach), { integer: true })
+  if (attach !== undefined && command.length > 0) throw new UsageError('give either --attach <pid> or -- <command>, not both')
+  return attach
 }

@@ -5,6 +5,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs'
 import { Session } from 'node:inspector'
 import { join } from 'node:path'
+import { post } from '../profile/capture.js'
 
 /**
  * @param {{ type: string, name?: unknown }} command `{ type: 'heap-snapshot', name }`: the file name, in the run dir
@@ -54,18 +55,6 @@ async function takeSnapshot (file) {
     closeSync(fd)
   }
   return bytes
-}
-
-/**
- * @param {Session} session
- * @param {string} method
- * @param {object} [params]
- * @returns {Promise<unknown>}
- */
-function post (session, method, params) {
-  return new Promise((resolve, reject) => {
-    session.post(method, params ?? {}, (err, result) => err ? reject(err) : resolve(result))
-  })
 }
 
 /**

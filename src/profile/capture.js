@@ -203,7 +203,7 @@ function postSync (session, method) {
  * @param {object} [params]
  * @returns {Promise<unknown>}
  */
-function post (session, method, params) {
+export function post (session, method, params) {
   return new Promise((resolve, reject) => {
     session.post(method, params ?? {}, (err, result) => err ? reject(err) : resolve(result))
   })

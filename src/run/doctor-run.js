@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process'
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { load } from '../load/load.js'
-import { UsageError } from '../errors.js'
 import { VERSION } from '../version.js'
-import { TargetProcess } from './target-process.js'
+import { listeningUrl, TargetProcess } from './target-process.js'
+import { freshRunDir } from './run-dir.js'
 import { attachedTarget, inspectProcess } from './attach.js'
 import { hostNow, hostUseSince } from './host-use.js'
 import { recordRetainers } from './retainer-phases.js'
@@ -64,7 +64,7 @@ import { recordRetainers } from './retainer-phases.js'
 export async function recordRun (options) {
   // A process that cannot be attached to is refused before anything is made.
   if (options.attach) inspectProcess(options.attach)
-  const runDir = freshRunDir(options.runDir)
+  const runDir = freshRunDir(options.runDir, f => f === 'run.json' || /^events-\d+-\d+\.ndjson$/.test(f))
   const status = options.status ?? (() => {})
   const target = probedTarget(options, runDir)
   const startedAt = Date.now()
@@ -83,8 +83,7 @@ export async function recordRun (options) {
     await target.stop()
     throw err
   }
-  const host = listening.host.includes(':') ? `[${listening.host}]` : listening.host
-  const url = `${listening.tls ? 'https' : 'http'}://${host}:${listening.port}${options.path}`
+  const url = listeningUrl(listening, options.path)
   status(`Target listening on ${url} (pid ${listening.pid}); loading it…`)
 
   const abort = new AbortController()
@@ -157,21 +156,6 @@ function keptBytes (stopped, pid, limits) {
   if (typeof start !== 'number' || typeof end !== 'number') return null
   const kept = end - start
   return kept >= limits.minBytes && kept >= limits.minRatio * start ? kept : null
-}
-
-/**
- * The run directory, created if needed, refused when it holds an earlier run.
- * @param {string} dir
- * @returns {string} its absolute path
- */
-function freshRunDir (dir) {
-  const runDir = resolve(dir)
-  mkdirSync(runDir, { recursive: true })
-  // Two runs in one directory would be read as one: their processes, samples and profiles mixed in one report.
-  if (readdirSync(runDir).some(f => f === 'run.json' || /^events-\d+-\d+\.ndjson$/.test(f))) {
-    throw new UsageError(`'${dir}' holds an earlier run: record this one elsewhere (--save <new dir>), or remove it first`)
-  }
-  return runDir
 }
 
 /**

@@ -1,11 +1,12 @@
 // `hotpath heap`'s run: the target under the probe, loaded in three phases — warm-up, growth, settle — with a heap
 // snapshot (after a full GC) at the end of each. What the growth phase made and the settle phase did not free is what
 // the load leaves behind; the snapshots stay in the run directory for DevTools or a later --analyse.
-import { existsSync, mkdirSync, readdirSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { load } from '../load/load.js'
 import { TargetError, UsageError } from '../errors.js'
-import { TargetProcess, describeExit } from './target-process.js'
+import { TargetProcess, describeExit, listeningUrl } from './target-process.js'
+import { freshRunDir } from './run-dir.js'
 import { attachedTarget, inspectProcess } from './attach.js'
 
 export const PHASES = /** @type {const} */ (['warm-up', 'growth', 'settle'])
@@ -51,7 +52,7 @@ export const PHASES = /** @type {const} */ (['warm-up', 'growth', 'settle'])
 export async function recordHeapRun (options) {
   // A process that cannot be attached to is refused before anything is made.
   if (options.attach) inspectProcess(options.attach)
-  const runDir = heapRunDir(options.runDir)
+  const runDir = freshRunDir(options.runDir, f => /^heap-\d\.heapsnapshot$/.test(f) || f === 'heap.json')
   const status = options.status ?? (() => {})
   // The probe samples nothing and profiles nothing here: it only answers snapshot commands.
   const env = { HOTPATH_RUN_DIR: runDir, HOTPATH_RUNTIME: '0', HOTPATH_PROFILE_INTERVAL: '0', HOTPATH_HEAP_INTERVAL: '0', HOTPATH_INTERVAL: '10' }
@@ -65,8 +66,7 @@ export async function recordHeapRun (options) {
   target.exited.then((exit) => { if (!exit.stoppedByUs) abort.abort() })
   try {
     const listening = await target.waitForListening({ timeout: options.listenTimeout, port: options.port })
-    const host = listening.host.includes(':') ? `[${listening.host}]` : listening.host
-    record.url = `${listening.tls ? 'https' : 'http'}://${host}:${listening.port}${options.path}`
+    record.url = listeningUrl(listening, options.path)
     record.pid = listening.pid
     const peer = await probeOf(target, listening.pid)
     if (peer === null) {
@@ -108,19 +108,6 @@ export async function recordHeapRun (options) {
   record.interrupted = Boolean(options.signal?.aborted) && record.failure === null
   await target.stop()
   return record
-}
-
-/**
- * The run directory, created if needed, refused when it holds an earlier heap run.
- * @param {string} dir
- */
-function heapRunDir (dir) {
-  const runDir = resolve(dir)
-  mkdirSync(runDir, { recursive: true })
-  if (readdirSync(runDir).some(f => /^heap-\d\.heapsnapshot$/.test(f) || f === 'heap.json')) {
-    throw new UsageError(`'${dir}' holds an earlier run: record this one elsewhere (--save <new dir>), or remove it first`)
-  }
-  return runDir
 }
 
 /**

@@ -261,3 +261,13 @@ function speaksHttp (host, port) {
 
 /** @param {number} ms */
 const sleep = (ms) => new Promise(resolve => setTimeout(resolve, ms))
+
+/**
+ * The URL of a path on what a target listens on (an IPv6 address in brackets).
+ * @param {{ host: string, port: number, tls: boolean }} listening
+ * @param {string} path
+ */
+export function listeningUrl (listening, path) {
+  const host = listening.host.includes(':') ? `[${listening.host}]` : listening.host
+  return `${listening.tls ? 'https' : 'http'}://${host}:${listening.port}${path}`
+}
