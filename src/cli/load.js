@@ -3,6 +3,7 @@ import { UsageError } from '../errors.js'
 import { load, preparePlan } from '../load/load.js'
 import { requestsHash } from '../load/requests.js'
 import { withMarks } from '../load/result.js'
+import { framed } from '../load/result-log.js'
 import { formatLoadResult, headlines } from '../report/load-text.js'
 import { Progress } from '../report/progress.js'
 import { describeExit, TargetProcess } from '../run/target-process.js'
@@ -24,13 +25,19 @@ export const spec = {
     'no-progress': { type: 'boolean', description: 'no progress bar (it only shows on a terminal anyway)' },
     path: { type: 'string', value: 'path', description: 'with -- <command>: the path to load', default: '/' },
     port: { type: 'string', value: 'N', description: 'with -- <command>: load this port (default: the first one it listens on)' },
-    'listen-timeout': { type: 'string', value: 'time', description: 'with -- <command>: how long to wait for it to listen', default: '30s' }
+    'listen-timeout': { type: 'string', value: 'time', description: 'with -- <command>: how long to wait for it to listen', default: '30s' },
+    segment: { type: 'string', value: 'K/N', description: 'run the K-th of N equal parts of this load (connections, rate, --amount split exactly; auto/N: K from JOB_COMPLETION_INDEX, as a Kubernetes Indexed Job sets it)' },
+    'start-at': { type: 'string', value: 'time', description: 'wait, and begin the load at this instant: ISO time with its zone or unix ms (segments on several machines start together)' },
+    'run-id': { type: 'string', value: 'id', description: 'with --segment: the id the segments of one load share (default: derived from the flags, N and --start-at)' },
+    markers: { type: 'boolean', description: 'print the JSON result between marker lines, so that hotpath merge - finds it in logs (kubectl logs … | hotpath merge -)' }
   },
   details: 'Examples:\n' +
     '  hotpath load -c 100 -d 30 http://127.0.0.1:3000/\n' +
     '  hotpath load -R 2000 -d 60 --json http://127.0.0.1:3000/api > run.json\n' +
     '  hotpath load -- node server.js\n' +
-    'Results from several machines merge exactly: hotpath merge a.json b.json'
+    '  hotpath load --segment 2/4 --start-at 2026-01-31T12:00:00Z -c 100 -R 8000 -d 60 -o part-2.json http://10.0.0.5/\n' +
+    'Results from several machines merge exactly: hotpath merge a.json b.json. The segments of one load are checked\n' +
+    'to be all there, once each, with the same flags and started together (hotpath kube writes the Kubernetes Job).'
 }
 
 /**
@@ -54,11 +61,14 @@ export async function run ({ values, positionals, command }, io) {
   }
 
   // Validate everything before the run, so a bad flag never costs a started server.
-  const loadOptions = { ...options, url, ...(flags.title ? { title: flags.title } : {}) }
-  const { plan } = preparePlan(loadOptions)
-  let result = await measure(loadOptions, plan, Boolean(values['no-progress']), io, stop, target)
+  const loadOptions = { ...options, url, ...(flags.title ? { title: flags.title } : {}), ...segmentFlags(values) }
+  const { plan, segment, startAt } = preparePlan(loadOptions)
+  const waiting = sayWait(startAt, segment, io)
+  let result = await measure(loadOptions, plan, Boolean(values['no-progress']) || waiting, io, stop, target)
   result = withSettings(result, plan)
   if (stop.signalled !== null) result = withMarks(result, { interrupted: true })
+  // Stopped while it waited for --start-at: nothing was sent, which says nothing of the server.
+  if (stop.signalled !== null && !result.hotpath.shard.began) result.failed = null
   return report(result, values, io, stop, target)
 }
 
@@ -80,6 +90,37 @@ function commandFlags (values, positionals, command) {
     listenTimeout: /** @type {number} */ (durationFlag('listen-timeout', /** @type {string | undefined} */ (values['listen-timeout']) ?? '30s')),
     title: /** @type {string | undefined} */ (values.title)
   }
+}
+
+/**
+ * --segment, --start-at and --run-id, as load() takes them (it checks them).
+ * @param {Record<string, unknown>} values
+ */
+function segmentFlags (values) {
+  const str = (/** @type {string} */ k) => /** @type {string | undefined} */ (values[k])
+  if (str('run-id') !== undefined && str('segment') === undefined) throw new UsageError('--run-id names the segments of one load: give --segment too')
+  return {
+    ...(str('segment') !== undefined ? { segment: str('segment') } : {}),
+    ...(str('start-at') !== undefined ? { startAt: str('start-at') } : {}),
+    ...(str('run-id') !== undefined ? { runId: str('run-id') } : {})
+  }
+}
+
+/**
+ * Says on stderr that the load waits for its start instant (or that the instant has passed), since a process that
+ * prints nothing for a minute looks hung.
+ * @param {number | null} at --start-at, epoch ms
+ * @param {{ index: number, count: number, run: string } | null} segment
+ * @param {import('./main.js').Io} io
+ * @returns {boolean} whether it waits
+ */
+function sayWait (at, segment, io) {
+  if (at === null) return false
+  const who = segment ? `segment ${segment.index}/${segment.count} of run ${segment.run}` : 'the load'
+  const ahead = (at - Date.now()) / 1000
+  if (ahead > 0) io.stderr.write(`hotpath load: ${who} waits until ${new Date(at).toISOString()} to start (in ${ahead.toFixed(1)} s)\n`)
+  else io.stderr.write(`hotpath load: the start time ${new Date(at).toISOString()} passed ${(-ahead).toFixed(1)} s ago: ${who} starts now, late\n`)
+  return ahead > 0
 }
 
 /**
@@ -173,11 +214,15 @@ async function measure (loadOptions, plan, noProgress, io, stop, target) {
 async function report (result, values, io, stop, target) {
   const crashed = target?.exitInfo && !target.exitInfo.stoppedByUs ? target.exitInfo : null
   const notes = crashed ? [`hotpath load: the target exited ${describeExit(crashed)} during the run, after ${result.duration.toFixed(1)} s; the figures cover the run until then`] : []
+  const segment = result.hotpath.segment
+  if (segment?.startAt && segment.started - segment.startAt > 1000 && !result.interrupted) {
+    notes.push(`hotpath load: segment ${segment.index}/${segment.count} began ${((segment.started - segment.startAt) / 1000).toFixed(1)} s after --start-at: hotpath merge will call it out of step with segments that began on time`)
+  }
 
   const json = JSON.stringify(result, null, 2) + '\n'
   if (values.output) await writeFile(/** @type {string} */ (values.output), json)
-  if (values.json) {
-    io.stdout.write(json)
+  if (values.json || values.markers) {
+    io.stdout.write(values.markers ? framed(json, segment ? `segment ${segment.index}/${segment.count} of run ${segment.run}` : undefined) : json)
     // stdout is the result; what a reader must know first goes where a person still sees it.
     for (const line of [...notes, ...headlines(result, 'load')]) io.stderr.write(`${line}\n`)
   } else {

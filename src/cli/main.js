@@ -28,7 +28,8 @@ const COMMANDS = {
   merge: () => import('./merge.js'),
   compare: () => import('./compare.js'),
   flame: () => import('./flame.js'),
-  heap: () => import('./heap.js')
+  heap: () => import('./heap.js'),
+  kube: () => import('./kube.js')
 }
 
 const USAGE = `hotpath ${VERSION} — load, diagnose and profile Node.js servers
@@ -42,6 +43,7 @@ Commands:
   compare   compare two load results or doctor runs side by side, with what is beyond noise
   flame     flame graph, pprof and culprits of a profile (hotpath flame --from file.cpuprofile)
   heap      load a server in phases with heap snapshots and say what keeps the objects that grow
+  kube      print the Kubernetes Job that runs a load from N pods at once (then: kubectl logs … | hotpath merge -)
 
 Run 'hotpath <command> --help' for a command's options.
 `

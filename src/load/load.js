@@ -1,9 +1,10 @@
 import net from 'node:net'
 import tls from 'node:tls'
 import { UsageError } from '../errors.js'
-import { buildRequest } from './requests.js'
+import { buildRequest, requestsHash } from './requests.js'
 import { mergeShards } from './merge.js'
 import { buildResult } from './result.js'
+import { parseSegment, parseStartAt, rotate, runIdOf, segmentPart } from './segment.js'
 import { parseTarget } from './target.js'
 import { runThreads } from './threads.js'
 
@@ -29,6 +30,12 @@ import { runThreads } from './threads.js'
  * @property {boolean} [coalesce] nap up to 50 µs between reads (at most 6% of the median latency) so that one wake-up
  *   reads many responses: cheaper for the generator, but a response that arrives during a nap is timed late by up to
  *   a nap (default false; the result says when it was on, and the longest nap)
+ * @property {string | import('./segment.js').Segment} [segment] run only this part of the load the other options
+ *   describe: `'K/N'` (1-based), `'auto/N'` (K from JOB_COMPLETION_INDEX, 0-based, as a Kubernetes Indexed Job sets
+ *   it) or `{ index, count }`; connections, rate and amount are split so that the N parts add up to the whole
+ * @property {number | string} [startAt] begin the load at this instant (epoch ms, or ISO time with its zone), so that
+ *   segments on several machines start together; an instant already past starts at once
+ * @property {string} [runId] the id the segments of one load share (default: derived from the options, N and startAt)
  * @property {AbortSignal} [signal] aborting ends the run early and resolves with what was measured
  * @property {(bin: import('./recorder.js').Bin) => void} [onBin] called as each thread closes a second
  */
@@ -41,10 +48,10 @@ import { runThreads } from './threads.js'
  * @returns {Promise<LoadResult>}
  */
 export async function load (options) {
-  const { plan, meta, workers } = preparePlan(options)
+  const { plan, meta, workers, segment } = preparePlan(options)
   await checkReachable(plan.target, plan.timeout)
-  const shards = await runThreads(plan, workers, { onBin: options.onBin, signal: options.signal })
-  return buildResult(mergeShards(shards), meta)
+  const shard = mergeShards(await runThreads(plan, workers, { onBin: options.onBin, signal: options.signal }))
+  return buildResult(shard, meta, segment === null ? undefined : { ...segment, started: shard.began ?? shard.start })
 }
 
 /**
@@ -59,36 +66,47 @@ export function preparePlan (options) {
   const pipelining = integer('pipelining', options.pipelining, 1)
   const workers = integer('workers', options.workers, 1)
   const amount = options.amount === undefined ? 0 : integer('amount', options.amount, 0)
+  const rate = options.rate === undefined ? 0 : positive('rate', options.rate)
   const duration = options.duration === undefined
     ? (amount > 0 ? Infinity : 10)
     : positive('duration', options.duration)
-  const rate = options.rate === undefined ? 0 : positive('rate', options.rate)
   const timeout = options.timeout === undefined ? 10 : positive('timeout', options.timeout)
   const warmup = options.warmup === undefined ? 0 : nonNegative('warmup', options.warmup)
   if (workers > connections) throw new UsageError(`workers (${workers}) cannot exceed connections (${connections})`)
+  const startAt = options.startAt === undefined ? null : startInstant(options.startAt)
 
   const base = { method: options.method, headers: options.headers, body: options.body }
   const specs = options.requests ?? [{}]
   if (!Array.isArray(specs) || specs.length === 0) throw new UsageError('requests must be a non-empty list')
-  const requests = specs.map(spec => buildRequest({
+  const whole = specs.map(spec => buildRequest({
     method: spec.method ?? base.method,
     path: spec.path,
     headers: mergeHeaders(base.headers, spec.headers),
     body: spec.body ?? base.body
   }, target))
+  const method = (specs.length === 1 ? (specs[0].method ?? base.method ?? 'GET') : 'mixed').toUpperCase()
+  const part = options.segment === undefined
+    ? null
+    : segmentOf(options, { connections, rate, amount }, { url: target.href, method, requestsHash: requestsHash(whole), duration, warmup, pipelining, timeout, startAt })
+  const own = part === null ? { connections, rate, amount } : part.own
+  if (part !== null && workers > own.connections) {
+    throw new UsageError(`workers (${workers}) cannot exceed the connections of segment ${part.info.index}/${part.info.count} (${own.connections})`)
+  }
+  const requests = part === null ? whole : rotate(whole, part.own.connectionOffset)
 
   /** @type {import('./runner.js').Plan} */
   const plan = {
     target,
     requests,
-    connections,
+    connections: own.connections,
     pipelining,
-    rate,
-    amount,
+    rate: own.rate,
+    amount: own.amount,
     duration,
     warmup,
     timeout,
-    startAt: Date.now() + (workers > 1 ? 200 : 0), // threads need a moment to boot before a common start
+    // threads need a moment to boot before a common start
+    startAt: Math.max(startAt ?? 0, Date.now() + (workers > 1 ? 200 : 0)),
     busyPoll: options.busyPoll === true,
     coalesce: options.coalesce === true
   }
@@ -97,19 +115,50 @@ export function preparePlan (options) {
     url: target.href,
     ...(options.socketPath ? { socketPath: options.socketPath } : {}),
     ...(options.title ? { title: options.title } : {}),
-    connections,
+    connections: own.connections,
     pipelining,
     workers,
-    rate,
-    amount,
+    rate: own.rate,
+    amount: own.amount,
     warmup,
     timeout,
-    method: (specs.length === 1 ? (specs[0].method ?? base.method ?? 'GET') : 'mixed').toUpperCase(),
+    method,
     machines: 1,
+    // a segment sends the list rotated; what it sends is still the whole load's list
+    ...(part === null ? {} : { requestsHash: requestsHash(whole) }),
     ...(options.busyPoll ? { busyPoll: true } : {}),
     ...(options.coalesce ? { coalesce: true } : {})
   }
-  return { plan, meta, workers }
+  return { plan, meta, workers, segment: part === null ? null : part.info, startAt }
+}
+
+/**
+ * This process's part of a split load, and what its result records of it.
+ * @param {LoadOptions} options
+ * @param {import('./segment.js').WholeLoad} whole
+ * @param {Record<string, unknown> & { startAt: number | null }} settings what every segment of the load must share
+ */
+function segmentOf (options, whole, settings) {
+  const raw = options.segment
+  /** @type {import('./segment.js').Segment} */
+  let segment
+  if (typeof raw === 'string') segment = parseSegment(raw, process.env)
+  else if (raw !== null && typeof raw === 'object' && Number.isInteger(raw.count) && raw.count >= 1 && Number.isInteger(raw.index) && raw.index >= 1 && raw.index <= raw.count) segment = { index: raw.index, count: raw.count }
+  else throw new UsageError(`segment must be 'K/N', 'auto/N' or { index, count } with 1 <= index <= count, got ${JSON.stringify(raw)}`)
+  const own = segmentPart(whole, segment)
+  const run = options.runId ?? runIdOf({ ...settings, whole, count: segment.count })
+  if (typeof run !== 'string' || !/^[\w.-]{1,63}$/.test(run)) throw new UsageError(`run id must be 1 to 63 letters, digits, '.', '_' or '-', got ${JSON.stringify(run)}`)
+  return { own, info: { index: segment.index, count: segment.count, run, whole, startAt: settings.startAt } }
+}
+
+/**
+ * @param {number | string} value epoch ms, or an ISO time (or epoch ms) as text
+ * @returns {number} epoch ms
+ */
+function startInstant (value) {
+  if (typeof value === 'number' && Number.isFinite(value)) return parseStartAt(String(Math.round(value)), Date.now())
+  if (typeof value === 'string') return parseStartAt(value, Date.now())
+  throw new UsageError(`startAt must be epoch ms or an ISO time, got ${JSON.stringify(value)}`)
 }
 
 /**

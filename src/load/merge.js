@@ -3,6 +3,7 @@
 import { UsageError } from '../errors.js'
 import { encodeHistogram, mergeEncoded } from './histogram.js'
 import { buildResult, withMarks } from './result.js'
+import { checkSegments, outOfStepDetail } from './segments.js'
 
 /** @typedef {import('./recorder.js').Shard} Shard */
 /** @typedef {import('./recorder.js').Bin} Bin */
@@ -47,6 +48,7 @@ export function mergeShards (shards) {
       ? null
       : encodeAndFree(mergeEncoded(lateness.map(s => /** @type {string} */ (s.latenessHistogram)))),
     series: mergeSeries(shards, start),
+    ...(shards.some(s => s.began) ? { began: Math.min(...shards.map(s => s.began || Infinity)) } : {}),
     maxNapUs: Math.max(...shards.map(s => s.maxNapUs ?? 0))
   }
 }
@@ -98,11 +100,17 @@ function encodeAndFree (h) {
 
 /**
  * Merges results of runs made at the same time from several machines (or several processes) into one. Counts and
- * latency percentiles are exact (HDR histograms add); requests per second add up second by second.
+ * latency percentiles are exact (HDR histograms add); requests per second add up second by second. The segments of
+ * one split load (hotpath load --segment) are checked to be all there, once each, with the same flags (else a
+ * UsageError names the one at fault); segments that began more than a second apart make a result marked failed
+ * (`out-of-step`).
  * @param {LoadResult[]} results
+ * @param {string[]} [names] what to call each result in messages (default: 'result 1', 'result 2', …)
  * @returns {LoadResult}
  */
-export function mergeResults (results) {
+export function mergeResults (results, names = results.map((_, i) => `result ${i + 1}`)) {
+  if (!Array.isArray(results) || results.length === 0) throw new UsageError('mergeResults() needs a non-empty list of load results')
+  const segments = checkSegments(results, names)
   const shards = results.map(r => r.hotpath.shard)
   const first = results[0].hotpath.options
   /** @type {LoadMeta} */
@@ -110,7 +118,8 @@ export function mergeResults (results) {
     ...first,
     connections: sum(results.map(r => r.connections)),
     workers: sum(results.map(r => r.workers)),
-    rate: sum(results.map(r => r.hotpath.options.rate)),
+    // segments split the rate in thousandths of a request/s: their sum is the whole's rate, less float noise
+    rate: Math.round(sum(results.map(r => r.hotpath.options.rate)) * 1000) / 1000,
     amount: sum(results.map(r => r.hotpath.options.amount)),
     machines: sum(results.map(r => r.hotpath.options.machines ?? 1))
   }
@@ -119,9 +128,19 @@ export function mergeResults (results) {
     if (!results.every(r => r.hotpath.options[key] === first[key])) delete meta[key]
   }
   const merged = buildResult(mergeShards(shards), meta)
+  const info = mergeInfo(results)
+  if (segments !== null) {
+    const rate = merged.hotpath.rate
+    info.segments = { ...segments, rate: rate === null ? null : { intended: rate.asked, achieved: rate.achieved } }
+    if (segments.outOfStep.length > 0 && merged.failed === null) {
+      const late = results.filter(r => segments.outOfStep.includes(/** @type {import('./segment.js').SegmentInfo} */ (r.hotpath.segment).index))
+      const ended = (/** @type {LoadResult} */ r) => r.requests.total + r.errors
+      merged.failed = { reason: 'out-of-step', detail: outOfStepDetail(segments), bad: sum(late.map(ended)), total: ended(merged) }
+    }
+  }
   return withMarks(merged, {
     ...(results.some(r => r.interrupted) ? { interrupted: true } : {}),
-    merged: mergeInfo(results)
+    merged: info
   })
 }
 

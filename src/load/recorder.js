@@ -23,6 +23,7 @@ import { createHistogram, encodeHistogram, LatencyHistogram } from './histogram.
  * @property {string | null} uncorrectedHistogram under --rate, latency from the actual send time
  * @property {Bin[]} series
  * @property {string | null} [latenessHistogram] under --rate, each send's lateness in µs: actual − intended send time
+ * @property {number} [began] epoch ms the load began, warm-up included (a --start-at run records when it really did)
  * @property {number} [maxNapUs] the longest nap between reads (see read-coalescer.js): the most it added to a latency
  */
 

@@ -70,7 +70,8 @@ export { loadFailure }
 /**
  * Why a load did not measure what was asked: the first thing to say about it, whatever its figures look like.
  * @typedef {object} LoadFailure
- * @property {'no-connection' | 'no-http' | 'no-response' | 'non-2xx' | 'errors'} reason
+ * @property {'no-connection' | 'no-http' | 'no-response' | 'non-2xx' | 'errors' | 'out-of-step'} reason
+ *   (`out-of-step`: merged segments of one load that did not start together, see SegmentsInfo)
  * @property {string} detail one line, for a person: `the load failed: 132,566 of 132,600 responses were 404 Not Found`
  * @property {number} bad requests that ended without a 2xx (or 304) response: other responses, and errors
  * @property {number} total requests that ended: responses and errors
@@ -81,7 +82,23 @@ export { loadFailure }
  * @property {number} overlap seconds during which every merged result was running
  * @property {number} span seconds from the first start to the last finish
  * @property {boolean} together the results ran at the same time: the overlap is at least half the shortest of them
+ * @property {SegmentsInfo} [segments] when the results were the segments of one split load (hotpath load --segment)
  */
+
+/**
+ * How the segments of one split load merged: all of them, once each, with the same settings (else merge refuses),
+ * and whether they started together.
+ * @typedef {object} SegmentsInfo
+ * @property {string} run the run id they share
+ * @property {number} count N
+ * @property {number | null} startAt epoch ms they were asked to begin at, or null
+ * @property {number} startSkew seconds between the first and the last segment's start
+ * @property {{ index: number, started: number, late: number | null }[]} starts each segment's actual start (epoch ms)
+ *   and how many seconds after `startAt` it came (null without one)
+ * @property {number[]} outOfStep segments that began more than a second after the first: the parts did not load
+ *   together, and the merged result is marked failed (reason 'out-of-step')
+ * @property {{ intended: number, achieved: number } | null} rate under --rate, the whole load's rate and what the
+ *   segments achieved together (req/s)
 
 /**
  * @typedef {object} HotpathSection
@@ -95,6 +112,8 @@ export { loadFailure }
  * @property {Record<string, number>} errorKinds
  * @property {number} maxNapUs the longest the generator let responses gather between reads (µs): the most it added to
  *   any latency; 0 when it never did (see read-coalescer.js)
+ * @property {import('./segment.js').SegmentInfo} [segment] a segment of a split load (hotpath load --segment): which
+ *   part, of which run, of what whole load, and when it was asked to start and did
  * @property {Shard} shard everything measured, with encoded HDR histograms (µs) and the per-second series
  */
 
@@ -121,9 +140,10 @@ function perSecond (series, pick) {
 /**
  * @param {Shard} shard
  * @param {LoadMeta} meta
+ * @param {import('./segment.js').SegmentInfo} [segment]
  * @returns {LoadResult}
  */
-export function buildResult (shard, meta) {
+export function buildResult (shard, meta, segment) {
   const latency = decodeHistogram(shard.histogram)
   const { counts } = shard
   const durationMs = Math.max(1, shard.finish - shard.start)
@@ -184,6 +204,7 @@ export function buildResult (shard, meta) {
       reconnects: counts.reconnects,
       errorKinds: shard.errorKinds,
       maxNapUs: shard.maxNapUs ?? 0,
+      ...(segment ? { segment } : {}),
       shard
     }
   }

@@ -80,6 +80,9 @@ export class Runner {
     this.coalescer = plan.coalesce && !plan.busyPoll ? new ReadCoalescer() : null
     this.lastRead = 0
     this.spinning = false
+    /** epoch ms the load began (sent its first requests), 0 until then */
+    this.began = 0
+    this.ended = false
     this.spin = () => {
       if (this.running && performance.now() - this.lastRead < BUSY_POLL_WINDOW) setImmediate(this.spin)
       else this.spinning = false
@@ -94,6 +97,7 @@ export class Runner {
       this.resolve = resolve
       // The open loop starts once its pacer's thread runs, or its first sends would wait for that thread's start.
       Promise.resolve(this.openLoop?.pacer.ready).then(() => {
+        if (this.ended) return
         const wait = Math.max(0, this.plan.startAt - epochNow())
         this.timers.push(setTimeout(() => this.begin(), wait))
       })
@@ -101,6 +105,7 @@ export class Runner {
   }
 
   begin () {
+    this.began = epochNow()
     this.running = true
     const now = performance.now()
     if (this.openLoop) this.openLoop.t0 = now
@@ -230,7 +235,17 @@ export class Runner {
 
   /** Ends the run now (duration reached, amount done, or aborted) and resolves with what was measured. */
   finish () {
-    if (!this.running) return
+    if (!this.running) {
+      // Stopped while waiting for the start instant (--start-at): nothing was sent, and nothing is left to wait for.
+      if (this.began === 0 && !this.ended) {
+        this.ended = true
+        for (const t of this.timers) clearTimeout(t)
+        this.openLoop?.stop()
+        this.resolve(this.recorder.finish(epochNow()))
+      }
+      return
+    }
+    this.ended = true
     const now = performance.now()
     if (this.openLoop !== null && this.recording) this.recorder.missed = this.openLoop.missed(now)
     this.running = false
@@ -238,6 +253,7 @@ export class Runner {
     this.openLoop?.stop()
     const shard = this.recorder.finish(epochNow())
     shard.maxNapUs = Math.round((this.coalescer?.maxNapMs ?? 0) * 1000)
+    shard.began = this.began
     this.recording = false
     for (const conn of this.connections) conn.socket?.destroy()
     this.resolve(shard)
