@@ -173,6 +173,39 @@ test('each request costing more than the last at the same load is said with the 
   assert.match(words.recommendations[0], /hotpath heap -- node server\.js/)
 })
 
+test('a growing cost is blamed on what grows: the holder heap snapshots found gaining an object per request', async () => {
+  const dir = await writeRun({ seconds: 6, cpuMs: (k) => 0.5 + 1.5 * k / 600 })
+  // What doctor's phases after the load wrote: 3,000 requests, 3,000 `Object`s more in `history`, and the runtime's
+  // own settling (a handful of code objects) that does not count.
+  const holder = { name: 'history', kind: 'variable', holder: 'scope around (module)', file: join(dir, 'server.js'), line: 4 }
+  await writeFile(join(dir, 'retainers.json'), JSON.stringify({
+    requests: 3000,
+    culprits: [
+      { constructor: 'Object', count: 3000, bytes: 96000, bytesPerRequest: 32, holding: 'history', holder: 'Array', function: '(module)', file: join(dir, 'server.js'), line: 4, retainers: [{ name: '[2999]', kind: 'element', holder: 'Array', file: null, line: null }, holder] },
+      { constructor: '(code)', count: 40, bytes: 9000, bytesPerRequest: 3, holding: 'cache', holder: 'Map', function: '(module)', file: join(dir, 'other.js'), line: 9, retainers: [] }
+    ],
+    survivors: { count: 3040, bytes: 105000 },
+    minCount: 150,
+    error: null
+  }))
+  const { costRoseDuringLoad } = await import('../src/analysis/cost-check.js')
+  assert.equal(costRoseDuringLoad(dir, { pid: PID, port: PORT, start: 1_800_000_000_000, end: 1_800_000_006_000 }), true, 'seen while the run is in progress')
+  const d = diagnose(readRun(dir))
+  const g = d.measured.facts.growingCost
+  assert.deepEqual(g?.grows && { holding: g.grows.holding, holder: g.grows.holder, file: g.grows.file, line: g.grows.line, perRequest: g.grows.perRequest }, { holding: 'history', holder: 'Array', file: 'server.js', line: 4, perRequest: 1 })
+  assert.ok(d.culprits.slice(0, 2).some(c => c.measure === 'retained' && c.file === 'server.js' && c.line === 4), 'the holder is among the first culprits')
+  const words = wordDiagnosis(d)
+  assert.match(words.summary, /Each request costs more than the last because `history` \(Array, server\.js:4\) grows by one `Object` per request/)
+  assert.match(words.recommendations[0], /`history` \(Array, server\.js:4\) grows with every request: bound it/)
+})
+
+test('a steady cost per request is not seen rising while the run is in progress either', async () => {
+  const dir = await writeRun({ seconds: 6 })
+  const { costRoseDuringLoad } = await import('../src/analysis/cost-check.js')
+  assert.equal(costRoseDuringLoad(dir, { pid: PID, port: PORT, start: 1_800_000_000_000, end: 1_800_000_006_000 }), false)
+  assert.equal(costRoseDuringLoad(join(dir, 'missing'), { pid: PID, port: PORT, start: 0, end: 1 }), false)
+})
+
 test('a steady cost per request, and one that falls as code warms up, are not a growing one', async () => {
   const steady = diagnose(readRun(await writeRun({ seconds: 6 })))
   assert.equal(steady.measured.facts.growingCost, null)

@@ -77,6 +77,12 @@ test('a Map cache keyed per request (ES module): kept by the Map\'s variable, wi
   assert.equal(result.command, 'heap')
   assert.equal(result.snapshots.length, 3)
   assert.deepEqual(result.load.phases.map((/** @type {any} */ p) => p.name), ['warm-up', 'growth', 'settle'])
+  // The allocation flame graph of the same run: where what stayed alive was allocated.
+  assert.match(stdout, /\nAllocation flame graph: run\/allocations\.html\n/)
+  assert.ok(result.allocations?.bytes > 0, JSON.stringify(result.allocations))
+  assert.ok(result.allocations.sites.some((/** @type {any} */ a) => /memo\.mjs$/.test(a.file) && a.function === 'remember'), JSON.stringify(result.allocations.sites))
+  assert.match(await readFile(join(dir, 'run', 'allocations.html'), 'utf8'), /<html/)
+  assert.match(page, /href="allocations\.html"/)
 })
 
 test('a listener closure added per request to a long-lived emitter: kept by the emitter\'s variable', async () => {

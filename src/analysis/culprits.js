@@ -1,6 +1,7 @@
 import { appRootOf, displayPath } from './paths.js'
 import { allocationCulprits, cpuCulprits, threadOf } from './profile-culprits.js'
 import { THRESHOLDS } from './thresholds.js'
+import { growingCostOf } from './rules.js'
 import { waitCulprits } from './wait-culprits.js'
 
 /**
@@ -130,6 +131,13 @@ export function collectCulprits (data, signals, category, opts = {}) {
   for (const c of ordered) {
     if (out.length >= limit) break
     if (!out.some(o => o.file === c.file && o.line === c.line && o.function === c.function)) out.push(c)
+  }
+  // A cost per request that climbs is spent where the code works (first), and caused by what grows: the holder second.
+  const grows = category !== 'memory-leak' ? growingCostOf(signals)?.grows : null
+  if (grows) {
+    const held = retainedCulprits(signals, cwd, threads).find(c => c.label === `${grows.holding} (${grows.holder})` && c.line === (grows.line ?? 0))
+    if (held) out.splice(Math.min(1, out.length), 0, held)
+    if (out.length > limit) out.pop()
   }
   return out
 }

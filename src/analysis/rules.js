@@ -30,7 +30,20 @@ export { THRESHOLDS }
 /**
  * Each request costing more than the last at the same load, whatever the category: how much, over how many requests,
  * and the heap each request left alive (null when the heap was not measured after full collections, or kept nothing).
- * @typedef {{ firstMs: number, lastMs: number, requests: number, keptPerRequest: number | null }} GrowingCost
+ * @typedef {{ firstMs: number, lastMs: number, requests: number, keptPerRequest: number | null, grows: GrowingHolder | null }} GrowingCost
+ *   grows: what heap snapshots after the load found growing by about an object per request, when they were taken
+ */
+
+/**
+ * The variable or property a growing state lives in, from the heap snapshots taken after the load.
+ * @typedef {object} GrowingHolder
+ * @property {string} holding the name (`history`)
+ * @property {string} holder what it is (`Array`, `Map`)
+ * @property {string} constructor of the objects it gains
+ * @property {number} perRequest objects it gained per request of the snapshots' growth phase
+ * @property {string | null} function
+ * @property {string | null} file as the target saw it
+ * @property {number | null} line
  */
 
 /**
@@ -203,5 +216,20 @@ export function growingCostOf (s) {
   if (c === null || !c.rising) return null
   const t = s.memory.trend
   const kept = t !== null && t.settled && t.rise !== null && t.rise > 0 && s.requests.finished > 0 ? t.rise / s.requests.finished : null
-  return { firstMs: c.firstMs, lastMs: c.lastMs, requests: c.requests, keptPerRequest: kept }
+  return { firstMs: c.firstMs, lastMs: c.lastMs, requests: c.requests, keptPerRequest: kept, grows: growingHolder(s.memory.retained) }
+}
+
+/**
+ * The named holder that gained the most objects per request in the snapshots after the load — a state that grows with
+ * requests gains about one entry (or a few objects) per request; less than one per ten is the runtime settling.
+ * @param {import('./run-data.js').Retainers | null} retained
+ * @returns {GrowingHolder | null}
+ */
+function growingHolder (retained) {
+  if (!retained || retained.requests <= 0) return null
+  const named = retained.culprits
+    .filter(c => c.holding !== null && c.count / retained.requests >= 0.1)
+    .sort((a, b) => b.count - a.count)[0]
+  if (!named || named.holding === null) return null
+  return { holding: named.holding, holder: named.holder, constructor: named.constructor, perRequest: named.count / retained.requests, function: named.function, file: named.file, line: named.line }
 }

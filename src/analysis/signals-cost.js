@@ -3,6 +3,7 @@
 // while the heap grows only by an entry per request — a verdict filed under the event loop, with the heap "flat",
 // tells the symptom and misses the cause.
 import { linearFit, slopeT } from './stats.js'
+import { THRESHOLDS } from './thresholds.js'
 
 /**
  * @typedef {object} CostTrend
@@ -13,6 +14,9 @@ import { linearFit, slopeT } from './stats.js'
  * @property {number} t slope ÷ its standard error
  * @property {boolean} rising whether the cost climbs as a growing state makes it (see THRESHOLDS.costRise)
  */
+
+/** What a rise must pass to be told (docs/diagnosis.md). */
+export const COST_LIMITS = { minPoints: 6, rise: THRESHOLDS.costRise, minRiseMs: THRESHOLDS.costRiseMs, r2: THRESHOLDS.costR2, t: THRESHOLDS.costT }
 
 /** Seconds per point of the fit: enough requests in each for a stable CPU per request. */
 const BIN_MS = 500

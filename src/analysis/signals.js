@@ -2,8 +2,7 @@
 // outgoing calls, the rest of the machine and the per-thread lines are each in a signals-*.js module of their own.
 import { displayPath } from './paths.js'
 import { combineTrends, heapTrend } from './signals-heap.js'
-import { costTrend } from './signals-cost.js'
-import { THRESHOLDS } from './thresholds.js'
+import { COST_LIMITS, costTrend } from './signals-cost.js'
 import { localBackends, otherCores } from './signals-host.js'
 import { agentPressure, outgoingCalls } from './signals-outgoing.js'
 import { roleOf, summarizeThread } from './signals-threads.js'
@@ -69,12 +68,25 @@ export { percentile }
  */
 
 /**
+ * What the heap snapshots after the load found, its holders' files as the target sees them.
+ * @param {RunData} data
+ */
+function retainedAsSeen (data) {
+  const r = data.retainers
+  if (!r) return null
+  // The snapshots are of the loaded process's main thread: its working directory is the one its paths are seen from.
+  const main = data.threads.find(t => t.pid === data.run.listening.pid && t.threadId === 0)
+  const cwd = String(main?.hello.cwd ?? data.run.cwd)
+  return { ...r, culprits: r.culprits.map(c => ({ ...c, file: c.file ? displayPath(c.file, cwd) : c.file })) }
+}
+
+/**
  * Whether a sample's interval lies (mostly) inside the window.
  * @param {Sample} s
  * @param {number} start
  * @param {number} end
  */
-const inWindow = (s, start, end) => {
+export const inWindow = (s, start, end) => {
   const mid = s.time - s.interval / 2
   return mid >= start && mid <= end
 }
@@ -132,7 +144,7 @@ export function computeSignals (data) {
       utilization: Math.max(0, ...serving.helpers.map(t => mean(serving.of(t).map(x => x.utilization))))
     },
     gc: gcFigures(serving.samples, seconds * 1000 * Math.max(1, serving.threads.length), cpuMs),
-    memory: { ...memoryFigures(serving, start, rate), retained: data.retainers ?? null },
+    memory: { ...memoryFigures(serving, start, rate), retained: retainedAsSeen(data) },
     listeners: listenerGrowth(data, serving.processThreads),
     agents: agentPressure(serving.processThreads, start, end),
     outgoing: outgoingCalls(data, serving.processThreads, start, end, finished, serverTimeMean),
@@ -191,8 +203,6 @@ function requestCounts (samples, port, seconds) {
   // Summed over the serving threads: a cluster's workers each hold their own requests in flight.
   return { finished, inflightMean: inflightMs / (seconds * 1000) }
 }
-
-const COST_LIMITS = { minPoints: 6, rise: THRESHOLDS.costRise, minRiseMs: THRESHOLDS.costRiseMs, r2: THRESHOLDS.costR2, t: THRESHOLDS.costT }
 
 /**
  * The serving processes' main threads' samples in the window.

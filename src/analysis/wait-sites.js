@@ -1,7 +1,10 @@
 // The waits at one app line, added up over the traced requests (Acc), and the WaitSignal they make: on what, how
 // often, one after another (N+1) or at once, queued for a pool.
 
+import { isAbsolute, resolve } from 'node:path'
+import { SourceCache } from '../profile/sources.js'
 import { displayPath } from './paths.js'
+import { enclosingLoop } from './source-loop.js'
 import { THRESHOLDS } from './rules.js'
 
 /** @typedef {import('./run-data.js').ThreadRecord} ThreadRecord */
@@ -160,10 +163,17 @@ export function summarize (acc, traced, totalMs, threads) {
 }
 
 /**
- * The caller that awaits each of a sequence of waits: the loop, when it is the same line each time.
+ * The loop that makes a sequence of waits: around the wait in its own function (read from its source), else the
+ * caller that awaits each of them, when it is the same line each time.
  * @param {Acc} acc
  */
 function loopOf (acc) {
+  // A loop around the wait in its own function is the loop, whatever awaits that function.
+  const shown = displayPath(acc.site.file, acc.cwd)
+  const file = isAbsolute(shown) ? shown : resolve(acc.cwd, shown)
+  const text = new SourceCache().read(file)
+  const own = text === null ? null : enclosingLoop(text, acc.site.line)
+  if (own !== null) return { function: acc.site.function, file: shown, line: own }
   const [best] = [...acc.loops].sort((a, b) => b[1] - a[1])
   const awaiting = best !== undefined && best[1] >= acc.waits / 2 ? acc.table.get(best[0]) : undefined
   // Else the caller frame of the wait's own stack; with neither, the wait's own line loops.

@@ -5,6 +5,7 @@ import { diagnose } from '../analysis/diagnose.js'
 import { readRun } from '../analysis/run-data.js'
 import { THRESHOLDS } from '../analysis/thresholds.js'
 import { analyseRetainers } from '../heap/run-retainers.js'
+import { costRoseDuringLoad } from '../analysis/cost-check.js'
 import { formatDiagnosis } from '../report/doctor-text.js'
 import { wordDiagnosis } from '../report/words/diagnosis.js'
 import { openInBrowser, renderReport } from '../report/html/index.js'
@@ -66,8 +67,9 @@ export async function run ({ values, positionals, command }, io) {
     interval: /** @type {number} */ (numberFlag('interval', str('interval') ?? '10')),
     profileInterval: values['no-profile'] ? 0 : /** @type {number} */ (numberFlag('profile-interval', str('profile-interval') ?? '1000', { integer: true })),
     heapInterval: /** @type {number} */ (numberFlag('heap-interval', str('heap-interval') ?? '262144', { integer: true, allowZero: true })),
-    // A heap that kept as much as a leak would: what keeps it is looked at before the verdict (docs/diagnosis.md).
-    retainers: values['no-retainers'] ? null : { minBytes: THRESHOLDS.leakBytes, minRatio: THRESHOLDS.leakRatio }
+    // A heap that kept as much as a leak would, or a cost per request that climbed through the load: what keeps or grows
+    // is looked at before the verdict (docs/diagnosis.md).
+    retainers: values['no-retainers'] ? null : { minBytes: THRESHOLDS.leakBytes, minRatio: THRESHOLDS.leakRatio, costRose: window => costRoseDuringLoad(runDir, window) }
   })
   io.stderr.write('Analysing…\n')
   await analyseRetainers(runDir)

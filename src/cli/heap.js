@@ -4,6 +4,7 @@ import { dirname, join, relative, resolve } from 'node:path'
 import { UsageError } from '../errors.js'
 import { preparePlan } from '../load/load.js'
 import { recordHeapRun } from '../run/heap-run.js'
+import { allocationFlame } from './heap-allocations.js'
 import { buildHeapReport } from '../heap/report.js'
 import { formatHeapReport, verdictLine } from '../heap/words.js'
 import { renderHeapPage } from '../heap/html.js'
@@ -61,6 +62,7 @@ export async function run ({ values, positionals, command }, io) {
     if (command.length > 0 || values.attach !== undefined) throw new UsageError(`give either --analyse <dir> or ${command.length > 0 ? '-- <command>' : '--attach <pid>'}, not both`)
     const saved = readSaved(analyse)
     const report = await buildHeapReport({ command: saved.target, run: { ...saved, runDir: saved.runDir } })
+    report.allocations = await allocationFlame(saved.runDir, saved.allocations)
     return finish(report, values, jsonFile, io, null)
   }
   const attach = attachFromFlags(values, command)
@@ -98,6 +100,7 @@ export async function run ({ values, positionals, command }, io) {
   })
   if (record.snapshots.length === 3 && record.failure === null) io.stderr.write('Analysing the snapshots…\n')
   const report = await buildHeapReport({ command, run: record })
+  report.allocations = await allocationFlame(record.runDir, record.allocations)
   // What --analyse needs to redo the analysis, next to the snapshots.
   await writeFile(join(record.runDir, 'heap.json'), JSON.stringify(report, null, 2) + '\n')
   return finish(report, values, jsonFile, io, record.interrupted ? interruptedBy ?? 'SIGINT' : null)
@@ -182,6 +185,8 @@ function readSaved (dir) {
     // Files are found where the run directory is now, wherever it was recorded.
     snapshots: saved.snapshots.map((/** @type {any} */ s) => ({ ...s, file: join(dir, s.name) })),
     failure: saved.failure ?? null,
+    // The profile is looked for where the run directory is now; an error recorded then is said again.
+    allocations: saved.allocations && typeof saved.allocations.error === 'string' ? { error: String(saved.allocations.error) } : null,
     interrupted: Boolean(saved.interrupted)
   }
 }

@@ -24,7 +24,7 @@ export const TARGET_FLAGS = {
  * @param {Record<string, unknown>} values
  * @param {string[]} command
  * @param {import('./main.js').Io} io
- * @param {{ runDir: string, interval: number, runtime?: boolean, profileInterval: number, heapInterval: number, retainers?: { minBytes: number, minRatio: number } | null }} probe
+ * @param {{ runDir: string, interval: number, runtime?: boolean, profileInterval: number, heapInterval: number, retainers?: import('../run/doctor-run.js').RunOptions['retainers'] }} probe
  * @returns {Promise<import('../run/doctor-run.js').RunRecord & { interruptedBy: NodeJS.Signals | null }>} the record,
  *   and the signal that stopped the run early (the caller's exit code: 130 for SIGINT, 143 for SIGTERM)
  */

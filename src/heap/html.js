@@ -1,5 +1,6 @@
 // `hotpath heap`'s HTML page: the verdict, then each growing group with its retainer path as a chain from the leaked
 // object up to the name that holds it. Self-contained (no script, no external file): it opens from a CI artifact.
+import { basename } from 'node:path'
 import { formatBytes, shortFile } from './words.js'
 
 /** @param {unknown} text */
@@ -42,6 +43,7 @@ table { border-collapse: collapse; margin: .5em 0 } td, th { padding: .2em .8em;
 <h1>hotpath heap</h1>
 <p class="verdict">${esc(report.verdict.replace(/^hotpath heap: /, ''))}</p>${stderr}
 ${culprits}
+${allocationsSection(report, cwd)}
 <h2>Load</h2><table><tr><th>phase</th><th>requests</th><th>time</th><th>failed</th></tr>${phases}</table>
 <h2>Snapshots</h2><table><tr><th>file</th><th>size</th><th>nodes</th><th>taken in</th></tr>${snapshots}</table>
 <p>Objects made in the growth phase and still alive after the settle phase and a full GC, grouped by the older object
@@ -49,4 +51,20 @@ that holds them; a group grows with load at ${report.threshold ? `${number.forma
 Target: <code>${esc(report.target.join(' '))}</code>, hotpath ${esc(report.version)}.</p>
 </body></html>
 `
+}
+
+/**
+ * Where the survivors were allocated, and a link to the flame graph page beside this one.
+ * @param {import('./report.js').HeapReport} report
+ * @param {string} cwd
+ */
+function allocationsSection (report, cwd) {
+  const alloc = report.allocations
+  if (!alloc) return ''
+  if ('error' in alloc) return `<h2>Allocations</h2><p>No allocation flame graph: ${esc(alloc.error)}</p>`
+  const rows = alloc.sites.map(s => `<tr><td><code>${esc(s.function)}</code></td><td class="where">${esc(shortFile(s.file, cwd))}${s.line ? `:${s.line}` : ''}</td><td>${Math.round(s.share * 100)}%</td></tr>`).join('')
+  return `<h2>Allocations</h2>
+<p>Where the objects still alive after the settle phase were allocated (${formatBytes(alloc.bytes)} sampled):
+<a href="${esc(encodeURI(basename(alloc.flame)))}">the allocation flame graph</a>.</p>
+<table><tr><th>function</th><th>line</th><th>of the bytes</th></tr>${rows}</table>`
 }

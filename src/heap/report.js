@@ -21,8 +21,23 @@ import { analyseSnapshots } from './analyse.js'
  * @property {{ minCount: number } | null} threshold
  * @property {{ phases: { name: string, requests: number, duration: number, failed: string | null }[], growthRequests: number }} load
  * @property {{ name: string, file: string, bytes: number, ms: number, nodes?: number, edges?: number }[]} snapshots
+ * @property {HeapAllocations | null} allocations where what the growth and settle
+ *   phases left alive was allocated: the flame graph's files and top lines, or why there are none
  * @property {number | null} parseMs time taken to read the three snapshots
  * @property {number | null} analyseMs time taken by the whole analysis
+ */
+
+/**
+ * @typedef {object} AllocationSite
+ * @property {string} function
+ * @property {string} file
+ * @property {number} line
+ * @property {number} share 0..1 of the sampled bytes still alive
+ */
+
+/**
+ * @typedef {{ flame: string, profile: string, bytes: number, sites: AllocationSite[] } | { error: string }} HeapAllocations
+ *   flame: the flame graph page; profile: the .heapprofile (open it in DevTools too); bytes: sampled bytes alive
  */
 
 /**
@@ -49,6 +64,7 @@ export async function buildHeapReport ({ command, run }) {
     threshold: null,
     load: { phases: run.phases.map(p => ({ name: p.name, requests: p.requests, duration: p.duration, failed: p.failed })), growthRequests },
     snapshots: run.snapshots.map(s => ({ ...s })),
+    allocations: null,
     parseMs: null,
     analyseMs: null
   }

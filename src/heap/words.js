@@ -92,6 +92,13 @@ export function formatHeapReport (report, cwd) {
       lines.push(`   ${k === 0 ? '  ' : '← '}${r.name} in ${r.holder}${at}`)
     })
   })
+  const alloc = report.allocations
+  if (alloc && 'error' in alloc) lines.push('', `No allocation flame graph: ${alloc.error}`)
+  else if (alloc) {
+    const top = alloc.sites.slice(0, 3).map(s => `${s.function} ${shortFile(s.file, cwd)}${s.line ? `:${s.line}` : ''} (${Math.round(s.share * 100)}%)`)
+    lines.push('', `Allocated (still alive, ${formatBytes(alloc.bytes)} sampled): ${top.join(', ') || 'no sample'}`)
+    lines.push(`Allocation flame graph: ${shortFile(alloc.flame, cwd)}`)
+  }
   if (report.snapshots.length > 0) {
     lines.push('', `Snapshots: ${report.snapshots.map(s => `${shortFile(s.file, cwd)} (${formatBytes(s.bytes)})`).join(', ')}`)
   }

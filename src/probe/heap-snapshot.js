@@ -2,7 +2,7 @@
 // reachable is in it, then the snapshot's chunks written to the run directory as V8 hands them over. The inspector
 // session delivers the chunks synchronously while takeHeapSnapshot runs, so each is written at once (writeSync): the
 // target never holds more than one chunk of a snapshot that can be several GB.
-import { closeSync, openSync, writeSync } from 'node:fs'
+import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs'
 import { Session } from 'node:inspector'
 import { join } from 'node:path'
 import { post } from '../profile/capture.js'
@@ -37,24 +37,57 @@ let session = null
  * @returns {Promise<number>} bytes written
  */
 async function takeSnapshot (file) {
+  const s = await heapSession()
+  const fd = openSync(file, 'w')
+  let bytes = 0
+  /** @param {any} message */
+  const onChunk = (message) => { bytes += writeSync(fd, message.params.chunk) }
+  s.on('HeapProfiler.addHeapSnapshotChunk', onChunk)
+  try {
+    await post(s, 'HeapProfiler.collectGarbage')
+    await post(s, 'HeapProfiler.takeHeapSnapshot', { reportProgress: false })
+  } finally {
+    s.off('HeapProfiler.addHeapSnapshotChunk', onChunk)
+    closeSync(fd)
+  }
+  return bytes
+}
+
+/** @returns {Promise<Session>} the session, connected and its heap profiler enabled */
+async function heapSession () {
   if (session === null) {
     session = new Session()
     session.connect()
     await post(session, 'HeapProfiler.enable')
   }
-  const fd = openSync(file, 'w')
-  let bytes = 0
-  /** @param {any} message */
-  const onChunk = (message) => { bytes += writeSync(fd, message.params.chunk) }
-  session.on('HeapProfiler.addHeapSnapshotChunk', onChunk)
+  return session
+}
+
+/**
+ * The allocation flame graph of `hotpath heap`: V8's sampling heap profiler from the growth phase to the last snapshot,
+ * keeping only samples of objects still alive when it stops — where what the load left behind was allocated. It runs in
+ * the snapshot session: a second session's HeapProfiler.disable, when it closed, would clear the object numbers that
+ * follow objects from one snapshot to the next.
+ * @param {{ type: string, name?: unknown, interval?: unknown }} command `heap-sampling-start` { interval } or
+ *   `heap-sampling-stop` { name }: the file name, in the run dir
+ * @param {{ runDir: string, channel: { send: (message: object) => void } }} options
+ */
+export async function onHeapSamplingCommand (command, options) {
   try {
-    await post(session, 'HeapProfiler.collectGarbage')
-    await post(session, 'HeapProfiler.takeHeapSnapshot', { reportProgress: false })
-  } finally {
-    session.off('HeapProfiler.addHeapSnapshotChunk', onChunk)
-    closeSync(fd)
+    const s = await heapSession()
+    if (command.type === 'heap-sampling-start') {
+      const interval = Number(command.interval)
+      await post(s, 'HeapProfiler.startSampling', Number.isInteger(interval) && interval > 0 ? { samplingInterval: interval } : {})
+      options.channel.send({ type: 'heap-sampling-started', pid: process.pid })
+      return
+    }
+    const name = typeof command.name === 'string' && /^[\w.-]+$/.test(command.name) ? command.name : 'allocations.heapprofile'
+    const { profile } = /** @type {{ profile: object }} */ (await post(s, 'HeapProfiler.stopSampling'))
+    writeFileSync(join(options.runDir, name), JSON.stringify(profile))
+    options.channel.send({ type: 'heap-sampling-done', name, pid: process.pid })
+  } catch (err) {
+    options.channel.send({ type: 'heap-sampling-done', pid: process.pid, error: String(/** @type {Error} */ (err)?.message ?? err) })
   }
-  return bytes
 }
 
 /**

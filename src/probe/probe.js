@@ -268,6 +268,8 @@ export class Probe {
         await this.loadStop()
       } else if (command.type === 'heap-snapshot') {
         await (await import('./heap-snapshot.js')).onHeapSnapshotCommand(command, this.options, this.name)
+      } else if (command.type === 'heap-sampling-start' || command.type === 'heap-sampling-stop') {
+        await (await import('./heap-snapshot.js')).onHeapSamplingCommand(command, this.options)
       }
     } catch {}
   }

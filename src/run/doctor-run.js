@@ -27,8 +27,10 @@ import { recordRetainers } from './retainer-phases.js'
  * @property {AbortSignal} [signal] aborting ends the load early; the run is still recorded
  * @property {(message: string) => void} [status] progress lines for a terminal
  * @property {(bin: import('../load/recorder.js').Bin) => void} [onBin]
- * @property {{ minBytes: number, minRatio: number } | null} [retainers] when the heap the load left alive grew by this
- *   much (bytes, and share of where it started), load twice more between heap snapshots to see what keeps it
+ * @property {{ minBytes: number, minRatio: number, costRose?: (window: { pid: number, port: number, start: number, end: number }) => boolean } | null} [retainers]
+ *   when the heap the load left alive grew by this much (bytes, and share of where it started), or when `costRose`
+ *   says each request cost more than the last (state that grows by a little per request), load twice more between
+ *   heap snapshots to see what keeps it
  */
 
 /**
@@ -106,12 +108,19 @@ export async function recordRun (options) {
   channel.broadcast({ type: 'load-stop', time: windowEnd })
   // The probes write their profiles now; a big one takes a moment.
   await stopped.all(15000)
-  const kept = keptBytes(stopped.messages, listening.pid, options.retainers)
   /** @type {import('./retainer-phases.js').RetainerRecord | undefined} */
   let retainers
-  if (kept !== null && failure === null && !abort.signal.aborted && result !== null && !result.failed) {
-    status(`The load left ${(kept / 1048576).toFixed(1)} MB alive on the heap: loading twice more between heap snapshots, to see what keeps it…`)
-    retainers = await recordRetainers(target, { pid: listening.pid, url, load: options.load, runDir, keptBytes: kept, signal: abort.signal })
+  if (options.retainers && failure === null && !abort.signal.aborted && result !== null && !result.failed) {
+    const kept = keptBytes(stopped.messages, listening.pid)
+    const leaking = kept !== null && kept.end - kept.start >= options.retainers.minBytes && kept.end - kept.start >= options.retainers.minRatio * kept.start
+    const rising = !leaking && options.retainers.costRose?.({ pid: listening.pid, port: listening.port, start: windowStart, end: windowEnd }) === true
+    if (leaking || rising) {
+      const bytes = kept === null ? 0 : kept.end - kept.start
+      status(leaking
+        ? `The load left ${(bytes / 1048576).toFixed(1)} MB alive on the heap: loading twice more between heap snapshots, to see what keeps it…`
+        : 'Each request cost more CPU than the last: loading twice more between heap snapshots, to see what grows with them…')
+      retainers = await recordRetainers(target, { pid: listening.pid, url, load: options.load, runDir, keptBytes: bytes, reason: leaking ? 'kept' : 'cost', signal: abort.signal })
+    }
   }
   const exit = await target.stop()
   options.signal?.removeEventListener('abort', onAbort)
@@ -141,21 +150,17 @@ export async function recordRun (options) {
 }
 
 /**
- * What the load left alive on the loaded process's heap (its probe's full collections before and after it), when it
- * is as much as asks for a look at what keeps it; else null.
+ * The loaded process's heap after a full collection just before the load and just after it (its probe's), or null
+ * when its probe did not say.
  * @param {any[]} stopped the probes' 'stopped' messages
  * @param {number} pid
- * @param {RunOptions['retainers']} limits
- * @returns {number | null}
+ * @returns {{ start: number, end: number } | null}
  */
-function keptBytes (stopped, pid, limits) {
-  if (!limits) return null
+function keptBytes (stopped, pid) {
   const main = stopped.find(m => m.pid === pid && m.threadId === 0)
   const start = main?.settled?.start
   const end = main?.settled?.end
-  if (typeof start !== 'number' || typeof end !== 'number') return null
-  const kept = end - start
-  return kept >= limits.minBytes && kept >= limits.minRatio * start ? kept : null
+  return typeof start === 'number' && typeof end === 'number' ? { start, end } : null
 }
 
 /**

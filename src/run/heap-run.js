@@ -41,6 +41,8 @@ export const PHASES = /** @type {const} */ (['warm-up', 'growth', 'settle'])
  * @property {number} pid the process whose heap was taken
  * @property {PhaseRecord[]} phases the phases that ran
  * @property {{ name: string, file: string, bytes: number, ms: number }[]} snapshots taken
+ * @property {{ file: string } | { error: string } | null} allocations the allocation profile of the growth and settle
+ *   phases (what was still alive at the last snapshot), or why there is none; null when the run ended before
  * @property {{ category: 'target-failed' | 'load-failed', detail: string, stderr: string[] } | null} failure
  * @property {boolean} interrupted
  */
@@ -59,7 +61,7 @@ export async function recordHeapRun (options) {
   const target = options.attach ? attachedTarget(options.attach, { env }) : new TargetProcess(options.command, { env })
   await target.start()
   /** @type {HeapRunRecord} */
-  const record = { runDir, url: '', pid: 0, phases: [], snapshots: [], failure: null, interrupted: false }
+  const record = { runDir, url: '', pid: 0, phases: [], snapshots: [], allocations: null, failure: null, interrupted: false }
   const abort = new AbortController()
   const onAbort = () => abort.abort()
   options.signal?.addEventListener('abort', onAbort, { once: true })
@@ -91,6 +93,8 @@ export async function recordHeapRun (options) {
       status(`Phase ${k + 1}/3, ${name}: ${phase.requests} requests; full GC and heap snapshot…`)
       const shot = await snapshot(target, peer, `heap-${k + 1}.heapsnapshot`, runDir, options.snapshotTimeout)
       record.snapshots.push(shot)
+      if (name === 'warm-up') await sampleAllocations(target, peer, record, 'start')
+      if (name === 'settle') await sampleAllocations(target, peer, record, 'stop')
     }
   } catch (err) {
     // A target that dies after it listened is a finding of the run, with what was recorded until then.
@@ -148,24 +152,64 @@ export async function runPhase (name, options, url, signal) {
  */
 export async function snapshot (target, peer, name, runDir, timeout) {
   const started = Date.now()
+  const done = await ask(target, peer, { type: 'heap-snapshot', name }, 'heap-snapshot-done', timeout, '--snapshot-timeout')
+  if (done === null) throw new TargetError(`the target exited ${describeExit(/** @type {any} */ (target.exitInfo))} while its heap snapshot was taken`, { stderr: target.tail() })
+  if (done.error) throw new UsageError(`heap snapshot ${name} failed: ${done.error}`, 70)
+  const file = join(runDir, name)
+  if (!existsSync(file)) throw new UsageError(`heap snapshot ${name} was not written`, 70)
+  return { name, file, bytes: Number(done.bytes) || 0, ms: Date.now() - started }
+}
+
+/** Bytes between allocation samples: a leak of a few hundred kB still gets tens of samples. */
+const ALLOCATION_INTERVAL = 4096
+/** What a sampling that started says until the settle phase stops it. */
+const ENDED_EARLY = 'the run ended before the settle phase'
+
+/**
+ * Starts or stops the allocation sampling of the growth and settle phases. The flame graph is a by-product: when the
+ * probe cannot take it, the run goes on and says why there is none.
+ * @param {TargetProcess} target
+ * @param {import('./channel.js').Peer} peer
+ * @param {HeapRunRecord} record
+ * @param {'start' | 'stop'} what
+ */
+async function sampleAllocations (target, peer, record, what) {
+  const name = 'allocations.heapprofile'
+  if (what === 'start') {
+    const reply = await ask(target, peer, { type: 'heap-sampling-start', interval: ALLOCATION_INTERVAL }, 'heap-sampling-started', 30, 'allocation sampling')
+    if (reply !== null) record.allocations = { error: reply.error ?? ENDED_EARLY }
+    return
+  }
+  if (record.allocations === null || !('error' in record.allocations) || record.allocations.error !== ENDED_EARLY) return
+  const reply = await ask(target, peer, { type: 'heap-sampling-stop', name }, 'heap-sampling-done', 60, 'allocation sampling')
+  if (reply !== null) record.allocations = reply.error ? { error: reply.error } : { file: join(record.runDir, name) }
+}
+
+/**
+ * Sends the probe a command and waits for its reply of the given type.
+ * @param {TargetProcess} target
+ * @param {import('./channel.js').Peer} peer
+ * @param {{ type: string, name?: string, interval?: number }} command
+ * @param {string} replyType
+ * @param {number} timeout seconds
+ * @param {string} flag the option that sets the timeout, for the message
+ * @returns {Promise<any>} the reply; `{ error }` when none came in time; null when the target exited
+ */
+async function ask (target, peer, command, replyType, timeout, flag) {
   /** @type {(message: any) => void} */
   let onMessage = () => {}
   /** @type {NodeJS.Timeout | undefined} */
   let timer
   try {
-    /** @type {any} */
-    const done = await new Promise((resolve) => {
-      onMessage = (message) => { if (message?.type === 'heap-snapshot-done' && message.name === name) resolve(message) }
+    return await new Promise((resolve) => {
+      onMessage = (message) => {
+        if (message?.type === replyType && (command.name === undefined || message.name === command.name || message.error)) resolve(message)
+      }
       target.channel.on('message', onMessage)
       target.exited.then(() => resolve(null))
-      timer = setTimeout(() => resolve({ error: `not written within ${timeout} s (--snapshot-timeout)` }), timeout * 1000)
-      peer.send({ type: 'heap-snapshot', name })
+      timer = setTimeout(() => resolve({ error: `no answer within ${timeout} s (${flag})` }), timeout * 1000)
+      peer.send(command)
     })
-    if (done === null) throw new TargetError(`the target exited ${describeExit(/** @type {any} */ (target.exitInfo))} while its heap snapshot was taken`, { stderr: target.tail() })
-    if (done.error) throw new UsageError(`heap snapshot ${name} failed: ${done.error}`, 70)
-    const file = join(runDir, name)
-    if (!existsSync(file)) throw new UsageError(`heap snapshot ${name} was not written`, 70)
-    return { name, file, bytes: Number(done.bytes) || 0, ms: Date.now() - started }
   } finally {
     clearTimeout(timer)
     target.channel.off('message', onMessage)

@@ -1,4 +1,4 @@
-// After doctor's load, when the heap kept megabytes of it: two more loads between three heap snapshots — hotpath
+// After doctor's load, when the heap kept megabytes of it or each request cost more than the last: two more loads between three heap snapshots — hotpath
 // heap's technique — so that a leak's verdict rests on what keeps objects alive and its first culprit names it. The
 // load window is over: what these phases cost the server is not in any of the run's figures.
 import { probeOf, runPhase, snapshot } from './heap-run.js'
@@ -10,7 +10,8 @@ const PHASE_SECONDS = 3
  * @typedef {object} RetainerRecord what run.json keeps of the phases; the snapshots are in the run directory
  * @property {{ name: string, requests: number, duration: number, failed: string | null }[]} phases
  * @property {{ name: string, bytes: number, ms: number }[]} snapshots
- * @property {number} keptBytes what the load window left alive, which asked for them
+ * @property {number} keptBytes what the load window left alive
+ * @property {'kept' | 'cost'} reason what asked for them: the bytes kept, or a cost per request that rose
  * @property {string | null} error why they stopped short, if they did
  */
 
@@ -22,12 +23,13 @@ const PHASE_SECONDS = 3
  * @param {Omit<import('../load/load.js').LoadOptions, 'url'>} o.load doctor's load, shortened
  * @param {string} o.runDir
  * @param {number} o.keptBytes
+ * @param {'kept' | 'cost'} o.reason
  * @param {AbortSignal} o.signal
  * @returns {Promise<RetainerRecord>}
  */
 export async function recordRetainers (target, o) {
   /** @type {RetainerRecord} */
-  const record = { phases: [], snapshots: [], keptBytes: o.keptBytes, error: null }
+  const record = { phases: [], snapshots: [], keptBytes: o.keptBytes, reason: o.reason, error: null }
   try {
     const peer = await probeOf(target, o.pid)
     if (peer === null) throw new Error(`no probe answers in pid ${o.pid}`)

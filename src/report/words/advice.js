@@ -32,7 +32,13 @@ export function adviceText (a) {
     case 'keeps-alive': return `Look at what ${where(a.culprit)} keeps alive: it allocates the most of what stays on the heap.`
     case 'growing-collections': return 'Look for collections that only grow: module-level arrays, Maps and caches without eviction, listeners added per request, timers and promises never settled. Bound caches (an LRU) and remove listeners you add.'
     case 'heap-snapshots': return `See what keeps it alive: hotpath heap ${a.target} loads the server between three heap snapshots and names the variable or property that holds what grows.`
-    case 'growing-state': return `Each request costs more than the last (${formatMs(a.growing.firstMs)} of CPU at first, ${formatMs(a.growing.lastMs)} at the end): find the state that grows with every request — hotpath heap ${a.target} names the variable or property that holds it — and bound it, index it, or keep a running summary instead of the whole history.`
+    case 'growing-state': {
+      const w = a.growing.grows
+      const what = w
+        ? `\`${w.holding}\` (${w.holder}${w.file ? `, ${w.file}${w.line ? `:${w.line}` : ''}` : ''}) grows with every request:`
+        : `find the state that grows with every request — hotpath heap ${a.target} names the variable or property that holds it — and`
+      return `Each request costs more than the last (${formatMs(a.growing.firstMs)} of CPU at first, ${formatMs(a.growing.lastMs)} at the end): ${what} bound it, index it, or keep a running summary instead of the whole history.`
+    }
     case 'worker-pool-busy':
       return `The worker threads are ${Math.round(a.utilization * 100)}% busy and requests wait for them: give the pool as many threads as there are cores, or make each task cheaper${a.task ? ` — ${where(a.task)} takes ${Math.round(a.task.share * 100)}% of their CPU` : ''}.`
     case 'one-core-busy': return 'The load keeps one core busy: to serve more, run one process per core (node:cluster or a process manager) behind the same port.'

@@ -19,8 +19,24 @@ export function verdictSummary (f) {
  * @param {import('../../analysis/rules.js').GrowingCost} g
  */
 export function growingCostSentence (g) {
+  const rose = `CPU per request rose from ${formatMs(g.firstMs)} to ${formatMs(g.lastMs)} over ${Math.round(g.requests).toLocaleString('en-US')} requests at the same load`
+  if (g.grows) {
+    const w = g.grows
+    const at = w.file ? `, ${w.file}${w.line ? `:${w.line}` : ''}` : ''
+    return ` Each request costs more than the last because \`${w.holding}\` (${w.holder}${at}) grows by ${entries(w.perRequest, w.constructor)} per request: ${rose}, and whatever reads it whole gets slower the longer the server runs.`
+  }
   const kept = g.keptPerRequest !== null ? `, while each request left ${formatBytes(g.keptPerRequest)} alive on the heap` : ''
-  return ` Each request costs more than the last: CPU per request rose from ${formatMs(g.firstMs)} to ${formatMs(g.lastMs)} over ${Math.round(g.requests).toLocaleString('en-US')} requests at the same load${kept} — state that grows with every request served (a list scanned, copied or serialised whole) makes the server slower the longer it runs.`
+  return ` Each request costs more than the last: ${rose}${kept} — state that grows with every request served (a list scanned, copied or serialised whole) makes the server slower the longer it runs.`
+}
+
+/**
+ * "one `Object`", "2.0 `Object`s", "0.5 `Object`s"
+ * @param {number} n
+ * @param {string} constructor
+ */
+function entries (n, constructor) {
+  const rounded = n >= 0.95 && n < 1.05 ? 'one' : n.toFixed(1)
+  return `${rounded} \`${constructor}\`${rounded === 'one' ? '' : 's'}`
 }
 
 /**

@@ -1,0 +1,33 @@
+// Whether each request cost more CPU than the last, read from a run still in progress: doctor asks it the moment the
+// load stops, while the target still runs, to decide whether heap snapshots should find the state that grows — the
+// cause the verdict then names. Only the loaded process's event logs are read (the probe flushes them before it
+// acknowledges the stop); the judgment is the one the diagnosis makes (signals-cost.js).
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { readThread } from './run-events.js'
+import { COST_LIMITS, costTrend } from './signals-cost.js'
+import { inWindow } from './signals.js'
+
+/**
+ * @param {string} dir the run directory
+ * @param {{ pid: number, port: number, start: number, end: number }} window the loaded process and port, and the load
+ *   window (epoch ms)
+ * @returns {boolean}
+ */
+export function costRoseDuringLoad (dir, { pid, port, start, end }) {
+  /** @type {import('./run-data.js').RunDamage[]} */
+  const damage = []
+  let names
+  try {
+    names = readdirSync(dir)
+  } catch {
+    return false
+  }
+  const threads = names
+    .filter(f => f.startsWith(`events-${pid}-`) && f.endsWith('.ndjson'))
+    .map(f => readThread(join(dir, f), damage))
+    .filter(t => t !== null)
+  const serving = threads.flatMap(t => t.samples.filter(s => inWindow(s, start, end)))
+  const main = threads.find(t => t.threadId === 0)?.samples.filter(s => inWindow(s, start, end)) ?? []
+  return costTrend(serving, main, port, start, COST_LIMITS)?.rising === true
+}
