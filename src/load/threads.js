@@ -26,9 +26,12 @@ export async function runThreads (plan, workers, hooks = {}) {
   if (workers === 1) {
     const runner = new Runner(plan, { onBin: hooks.onBin })
     const stop = () => runner.finish()
-    hooks.signal?.addEventListener('abort', stop, { once: true })
+    const done = runner.run()
+    // A signal that came before the run (while the target was checked) stops it as one during the run would.
+    if (hooks.signal?.aborted) stop()
+    else hooks.signal?.addEventListener('abort', stop, { once: true })
     try {
-      return [await runner.run()]
+      return [await done]
     } finally {
       hooks.signal?.removeEventListener('abort', stop)
     }
@@ -52,7 +55,8 @@ function runWorker (plan, hooks) {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: { plan } })
     const stop = () => worker.postMessage('stop')
-    hooks.signal?.addEventListener('abort', stop, { once: true })
+    if (hooks.signal?.aborted) stop()
+    else hooks.signal?.addEventListener('abort', stop, { once: true })
     let done = false
     worker.on('message', (msg) => {
       if (msg.type === 'bin') hooks.onBin?.(msg.bin)
