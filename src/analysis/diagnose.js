@@ -23,6 +23,8 @@ import { computeSignals } from './signals.js'
  * @property {import('./evidence.js').Evidence[]} evidence
  * @property {import('./culprits.js').Culprit[]} culprits
  * @property {import('./recommendations.js').Advice[]} recommendations what to do, most useful first
+ * @property {import('./experiments.js').Experiment[]} [experiments] runtime settings measured after the run (doctor
+ *   adds them: src/cli/doctor.js), already reflected in `recommendations`
  * @property {import('../load/result.js').LoadResult | null} load
  * @property {ProcessSummary[]} processes
  * @property {{ dir: string, command: string[], url: string, window: { start: number, end: number }, exit: { code: number | null, signal: string | null, crashed: boolean }, aborted: boolean, stderr: string[] }} run

@@ -42,7 +42,8 @@ import { queueIsMinor, waitLine } from './wait-line.js'
  *   | { kind: 'find-why-target-stopped' }
  *   | { kind: 'fix-on-port', command: string }
  *   | { kind: 'load-a-2xx-path' }
- *   | { kind: 'record-again', command: string }} Advice
+ *   | { kind: 'record-again', command: string }
+ *   | { kind: 'measured-setting', experiment: import('./experiments.js').Experiment }} Advice
  */
 
 /**
@@ -179,4 +180,29 @@ function codeAt (c) {
 function inPool (c, s) {
   const threads = c.threads ?? []
   return threads.length > 0 && threads.every(t => s.threads.some(x => x.pid === t.pid && x.threadId === t.threadId && !x.serving))
+}
+
+/**
+ * The advice once doctor's experiments measured the settings it names: a measured setting replaces the generic line
+ * about it (`scavenges`, `heap-near-limit`) and comes first when it helped; one that did not help says so where the
+ * generic line was. A setting that was not measured, or could not be, leaves the generic line as it was.
+ * @param {Advice[]} advice
+ * @param {import('./experiments.js').Experiment[]} experiments
+ * @returns {Advice[]}
+ */
+export function withExperiments (advice, experiments) {
+  const out = [...advice]
+  for (const experiment of experiments) {
+    if (experiment.verdict === 'not-run') continue
+    /** @type {Advice} */
+    const measured = { kind: 'measured-setting', experiment }
+    const generic = experiment.why === 'scavenges' ? 'scavenges' : experiment.why === 'heap-near-limit' ? 'heap-near-limit' : null
+    const at = out.findIndex(a => a.kind === generic)
+    // An experiment that could not run measured nothing: the generic line stays, and the failure is said after it.
+    const keep = experiment.verdict === 'failed'
+    if (at >= 0 && !keep) out.splice(at, 1)
+    if (experiment.verdict === 'helps') out.unshift(measured)
+    else out.splice(at >= 0 ? at + (keep ? 1 : 0) : out.length, 0, measured)
+  }
+  return out
 }

@@ -12,6 +12,8 @@ import { openInBrowser, renderReport } from '../report/html/index.js'
 import { numberFlag } from './args.js'
 import { recordFromFlags, TARGET_FLAGS } from './target-run.js'
 import { outcomeExit } from './exit-codes.js'
+import { EXPERIMENT_FLAGS, experimentFlags, measureSettings, savedExperiments } from './doctor-experiments.js'
+import { withExperiments } from '../analysis/recommendations.js'
 
 /** @type {import('./args.js').CommandSpec} */
 export const spec = {
@@ -33,7 +35,8 @@ export const spec = {
     'no-profile': { type: 'boolean', description: 'do not CPU-profile the target (no culprits from CPU time)' },
     'heap-interval': { type: 'string', value: 'bytes', description: 'heap sampling interval for allocation culprits (0: off)', default: '262144' },
     'no-retainers': { type: 'boolean', description: 'when the load leaves megabytes alive, do not load twice more between heap snapshots to see what keeps them' },
-    'fail-on-problem': { type: 'boolean', description: 'exit 1 unless the verdict is healthy' }
+    'fail-on-problem': { type: 'boolean', description: 'exit 1 unless the verdict is healthy' },
+    ...EXPERIMENT_FLAGS
   },
   details: 'Examples:\n' +
     '  hotpath doctor -- node server.js\n' +
@@ -56,11 +59,13 @@ export async function run ({ values, positionals, command }, io) {
   if (str('analyse') !== undefined) {
     if (command.length > 0 || values.attach !== undefined) throw new UsageError(`give either --analyse <dir> or ${command.length > 0 ? '-- <command>' : '--attach <pid>'}, not both`)
     await analyseRetainers(/** @type {string} */ (str('analyse')))
-    const diagnosis = wordDiagnosis(diagnose(readRun(/** @type {string} */ (str('analyse')))))
+    const dir = /** @type {string} */ (str('analyse'))
+    const diagnosis = wordDiagnosis(measured(diagnose(readRun(dir)), savedExperiments(dir)))
     return exitCode(diagnosis, await report(diagnosis, jsonFile, values, io))
   }
   if (command.length === 0 && values.attach === undefined) throw new UsageError('doctor needs the server command after -- (e.g. hotpath doctor -- node server.js), or --attach <pid>')
 
+  const experiments = experimentFlags(values)
   const runDir = str('save') ?? join('.hotpath', `${new Date().toISOString().replace(/[:.]/g, '-')}-doctor`)
   const record = await recordFromFlags(values, command, io, {
     runDir,
@@ -73,8 +78,23 @@ export async function run ({ values, positionals, command }, io) {
   })
   io.stderr.write('Analysing…\n')
   await analyseRetainers(runDir)
-  const diagnosis = wordDiagnosis(diagnose(readRun(runDir)))
-  return exitCode(diagnosis, await report(diagnosis, jsonFile, values, io), record.interruptedBy)
+  const data = readRun(runDir)
+  const facts = diagnose(data)
+  // A setting the verdict names as its remedy is measured before it is advised (docs/diagnosis.md, Experiments).
+  const tried = await measureSettings(facts, data, values, command, experiments, io)
+  const diagnosis = wordDiagnosis(measured(facts, tried.experiments))
+  return exitCode(diagnosis, await report(diagnosis, jsonFile, values, io), record.interruptedBy ?? tried.interruptedBy)
+}
+
+/**
+ * The diagnosis with the experiments it led to, and its advice as they measured it.
+ * @param {import('../analysis/diagnose.js').Diagnosis} facts
+ * @param {import('../analysis/experiments.js').Experiment[]} experiments
+ * @returns {import('../analysis/diagnose.js').Diagnosis}
+ */
+function measured (facts, experiments) {
+  if (experiments.length === 0) return facts
+  return { ...facts, recommendations: withExperiments(facts.recommendations, experiments), experiments }
 }
 
 /**
@@ -86,7 +106,8 @@ export async function run ({ values, positionals, command }, io) {
  * @param {NodeJS.Signals | null} [interruptedBy] the signal that stopped a live run (a saved run only knows it was)
  */
 function exitCode (diagnosis, code, interruptedBy = null) {
-  const failed = outcomeExit({ failure: diagnosis.failure, interruptedBy: diagnosis.run.aborted ? interruptedBy ?? 'SIGINT' : null })
+  const stopped = diagnosis.run.aborted || diagnosis.experiments?.some(e => e.stopped === 'interrupted')
+  const failed = outcomeExit({ failure: diagnosis.failure, interruptedBy: stopped ? interruptedBy ?? 'SIGINT' : null })
   if (failed !== 0) return failed
   if (diagnosis.warnings.some(w => w.affects !== 'nothing')) return 2
   return code

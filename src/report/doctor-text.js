@@ -1,6 +1,7 @@
 import { relative } from 'node:path'
 import { culpritShare, formatBytes, formatCount, formatMs, formatPercent, formatValue, table } from './format.js'
 import { wordDiagnosis } from './words/diagnosis.js'
+import { experimentLines } from './experiments-text.js'
 
 /** @typedef {import('./words/diagnosis.js').Diagnosis} Diagnosis */
 
@@ -68,6 +69,7 @@ export function formatDiagnosis (diagnosis, opts = {}) {
     for (const r of d.recommendations) lines.push(`  • ${r}`)
     lines.push('')
   }
+  lines.push(...experimentLines(d.experiments ?? []))
 
   if (d.load) {
     const l = d.load

@@ -32,7 +32,8 @@ const HTTP_GRACE = 1000
 export class TargetProcess {
   /**
    * @param {string[]} command
-   * @param {{ env?: Record<string, string>, preload?: string, echo?: NodeJS.WritableStream }} [opts]
+   * @param {{ env?: Record<string, string>, preload?: string, echo?: NodeJS.WritableStream, nodeOptions?: string }} [opts]
+   *   nodeOptions: node flags added to NODE_OPTIONS after the user's own (doctor's experiments try settings this way)
    */
   constructor (command, opts = {}) {
     if (command.length === 0) throw new UsageError('no command given after --')
@@ -63,7 +64,7 @@ export class TargetProcess {
     await this.channel.listen()
     this.collectListening()
     const preload = this.opts.preload ?? PRELOAD
-    const nodeOptions = [process.env.NODE_OPTIONS, `--import=${preload}`].filter(Boolean).join(' ')
+    const nodeOptions = [process.env.NODE_OPTIONS, this.opts.nodeOptions, `--import=${preload}`].filter(Boolean).join(' ')
     const child = spawn(this.command[0], this.command.slice(1), {
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,

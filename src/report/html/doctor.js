@@ -11,6 +11,7 @@ import { wordDiagnosis } from '../words/diagnosis.js'
 import { CHART_THRESHOLDS, keyFigures, loadSection } from './figures.js'
 import { reportProfiles } from './profiles.js'
 import { runSeries } from './series.js'
+import { experimentsSection } from './experiments.js'
 
 /** @typedef {import('../words/diagnosis.js').Diagnosis} Diagnosis */
 /** @typedef {import('../../analysis/run-data.js').RunData} RunData */
@@ -61,6 +62,7 @@ export function renderReport (diagnosis, runData, opts = {}) {
 ${verdictSection(d)}
 ${culpritsSection(d, profiles)}
 ${recommendationsSection(d)}
+${experimentsSection(d.experiments ?? [])}
 <section class="hr-section" id="charts">
   <div class="hr-section-head">
     <h2>Over the run</h2>

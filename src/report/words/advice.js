@@ -1,4 +1,5 @@
 import { formatBytes, formatMs } from '../format.js'
+import { experimentSentence } from './experiments.js'
 
 /** @typedef {import('../../analysis/recommendations.js').Advice} Advice */
 /** @typedef {import('../../analysis/recommendations.js').CodeAt} CodeAt */
@@ -53,6 +54,7 @@ export function adviceText (a) {
     case 'find-why-target-stopped': return 'Find why the target stopped: its last lines of stderr are above; run it without hotpath to see it fail the same way.'
     case 'fix-on-port': return `Run the --on-port command yourself, with PORT set to the server's port, and make it exit 0: ${a.command}`
     case 'load-a-2xx-path': return 'Load a path the server answers with 2xx (--path /api/...), with the method, headers and body it expects (-m, -H, -b), and check it with hotpath load first.'
+    case 'measured-setting': return experimentSentence(a.experiment)
     case 'record-again': return `Record the run again for a diagnosis that rests on everything it measured: hotpath doctor -- ${a.command || '<command>'}`
   }
 }

@@ -4,6 +4,7 @@
 import { adviceText } from './advice.js'
 import { culpritReason } from './culprits.js'
 import { evidenceWords } from './evidence.js'
+import { wordExperiment } from './experiments.js'
 import { failureSummary, verdictSummary } from './verdict.js'
 import { wordWarning } from './warnings.js'
 
@@ -34,6 +35,8 @@ import { wordWarning } from './warnings.js'
  * @property {WordedEvidence[]} evidence
  * @property {WordedCulprit[]} culprits
  * @property {string[]} recommendations
+ * @property {import('./experiments.js').WordedExperiment[]} [experiments] the runtime settings doctor measured before
+ *   advising them (src/analysis/experiments.js), each with its sentence
  * @property {DiagnosisFacts['load']} load
  * @property {DiagnosisFacts['processes']} processes
  * @property {DiagnosisFacts['run']} run
@@ -70,6 +73,7 @@ export function wordDiagnosis (d) {
     }),
     culprits: d.culprits.map(wordCulprit),
     recommendations: d.recommendations.map(adviceText),
+    ...(d.experiments ? { experiments: d.experiments.map(wordExperiment) } : {}),
     load: d.load,
     processes: d.processes,
     run: d.run,

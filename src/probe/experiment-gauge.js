@@ -1,0 +1,33 @@
+// Preloaded beside the listening reporter (preload.js) into each phase of doctor's experiments
+// (src/run/experiments.js), never into the diagnosed run. It writes, four times a second, what an experiment weighs
+// besides the load's figures: GC time so far, RSS, heap and the young generation's size. A baseline phase and a
+// candidate phase carry the same gauge, so what it costs them (a GC observer: ~2.5% of a saturated hello server's
+// throughput) cancels out in the comparison. It must never throw into the target nor keep it alive.
+import { appendFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { PerformanceObserver, constants } from 'node:perf_hooks'
+import { getHeapSpaceStatistics } from 'node:v8'
+import { isMainThread } from 'node:worker_threads'
+
+const dir = process.env.HOTPATH_EXPERIMENT_DIR
+if (dir && isMainThread) {
+  try {
+    const file = join(dir, `gauge-${process.pid}.ndjson`)
+    let gcMs = 0
+    let scavengeMs = 0
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) {
+        gcMs += e.duration
+        if (/** @type {any} */ (e).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) scavengeMs += e.duration
+      }
+    }).observe({ entryTypes: ['gc'] })
+    const write = () => {
+      try {
+        const m = process.memoryUsage()
+        const young = getHeapSpaceStatistics().find(s => s.space_name === 'new_space')
+        appendFileSync(file, JSON.stringify({ t: Date.now(), gcMs, scavengeMs, rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, newSpace: young?.space_size ?? 0 }) + '\n')
+      } catch {}
+    }
+    setInterval(write, 250).unref()
+  } catch {}
+}

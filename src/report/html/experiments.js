@@ -1,0 +1,41 @@
+// The HTML report's section on doctor's experiments: each setting measured after the run, every value tried against
+// the baseline, and what came of it, in the words of the advice.
+import { esc, formatBytes, formatCount, formatMs, formatPercent, htmlTable } from './page.js'
+import { settingText } from '../words/experiments.js'
+
+/** @typedef {import('../words/experiments.js').WordedExperiment} WordedExperiment */
+
+const VERDICT = { helps: 'helps', 'no-gain': 'no gain beyond noise', worse: 'makes it worse', failed: 'could not run', 'not-run': 'not measured' }
+
+/**
+ * @param {WordedExperiment[]} experiments
+ * @returns {string} the section, or '' when nothing was tried
+ */
+export function experimentsSection (experiments) {
+  if (experiments.length === 0) return ''
+  const blocks = experiments.map((e) => {
+    const name = e.kind === 'try' ? `--try ${e.tried[0]?.value ?? ''}` : e.setting
+    const chosen = e.chosen !== null ? ` — use <code>${esc(settingText(e, e.chosen))}</code>` : ''
+    const pair = (/** @type {{ baseline: number, candidate: number } | null} */ f, /** @type {(n: number) => string} */ fmt) => f ? `${esc(fmt(f.candidate))} <span class="hr-muted">/ ${esc(fmt(f.baseline))}</span>` : '–'
+    const rows = e.tried.filter(t => t.verdict !== 'failed').map(t => [
+      esc(e.kind === 'try' ? 'as tried' : t.value),
+      `${pair(t.requestsPerSecond, formatCount)} <span class="hr-muted">(${t.requestsPerSecond.change >= 0 ? '+' : ''}${Math.round(t.requestsPerSecond.change * 100)}%)</span>`,
+      pair(t.p99Ms, formatMs),
+      pair(t.gcShare, v => formatPercent(v, 0)),
+      pair(t.rssBytes, formatBytes),
+      pair(t.heapBytes, formatBytes),
+      esc(t.verdict === 'same' ? 'same (noise)' : t.verdict)
+    ])
+    const figures = rows.length > 0 ? htmlTable(['value', 'req/s (vs baseline)', 'p99', 'GC', 'RSS', 'heap', 'verdict'], rows, { numeric: [1, 2, 3, 4, 5] }) : ''
+    return `<div class="hr-experiment" data-setting="${esc(e.setting)}" data-verdict="${esc(e.verdict)}">
+    <h3><code>${esc(name)}</code>: ${esc(VERDICT[e.verdict])}${chosen}</h3>
+    ${figures}
+    <p>${esc(e.summary)}</p>
+  </div>`
+  })
+  return `<section class="hr-section" id="experiments">
+  <h2>Settings measured before they are advised</h2>
+  <p class="hr-hint">After the run, the target was restarted for short phases that alternate the baseline with each value (warmed up, then loaded as the run was), judged with <code>hotpath compare</code>'s noise test. A setting that helps under this load may not under production's.</p>
+  ${blocks.join('\n')}
+</section>`
+}

@@ -1,0 +1,105 @@
+// doctor's experiments in words: what a setting measured against the baseline, as the terminal, the HTML report, the
+// JSON (`experiments[].summary`) and the advice say it.
+import { formatBytes, formatCount, formatMs, formatPercent } from '../format.js'
+
+/** @typedef {import('../../analysis/experiments.js').Experiment} Experiment */
+/** @typedef {import('../../analysis/experiments.js').TriedValue} TriedValue */
+/** @typedef {Experiment & { summary: string }} WordedExperiment */
+
+/**
+ * @param {Experiment} e
+ * @returns {WordedExperiment}
+ */
+export function wordExperiment (e) {
+  return { ...e, summary: experimentSentence(e) }
+}
+
+/**
+ * How a value is set: `node --max-semi-space-size=64`, `UV_THREADPOOL_SIZE=16`, the user's own words.
+ * @param {Pick<Experiment, 'kind' | 'setting'>} e
+ * @param {string} value
+ */
+export function settingText (e, value) {
+  if (e.kind === 'flag') return `--${e.setting}=${value}`
+  if (e.kind === 'env') return `${e.setting}=${value}`
+  return value
+}
+
+/**
+ * The experiment in one paragraph: the value to use and what it measured, or plainly that nothing helped.
+ * @param {Experiment} e
+ */
+export function experimentSentence (e) {
+  const unit = e.setting === 'max-semi-space-size' || e.setting === 'max-old-space-size' ? ' MB' : ''
+  const now = e.current !== null && e.kind !== 'try' ? ` (now ${e.current}${unit})` : ''
+  const phases = `measured in ${e.phaseSeconds} s phases, each candidate between two baselines`
+  const caveat = e.setting === 'max-old-space-size' ? ' A higher heap limit postpones a leak\'s crash; it does not fix the leak.' : ''
+  if (e.verdict === 'not-run') {
+    if (e.stopped === 'ladder-end') return `Not measured: ${e.setting} is ${e.current}${unit} already, the top of what doctor tries.`
+    return e.stopped === 'no-command'
+      ? `Not measured: ${settingText(e, '…')} needs the server restarted for each phase, which doctor can do only for a command it starts (not --attach, nor with --on-port).`
+      : `Not measured: ${settingText(e, e.tried[0]?.value ?? '…')} — the experiment time (--experiment-time) left no room for its phases (a candidate twice, each between two baselines).`
+  }
+  const chosen = e.chosen !== null ? e.tried.find(t => t.value === e.chosen) : undefined
+  if (chosen) {
+    const others = e.tried.filter(t => t !== chosen).map(t => `${t.value}${unit}: ${outcome(t)}`)
+    const how = e.kind === 'env' ? `in the server's environment (${settingText(e, chosen.value)})` : e.kind === 'flag' ? `on the node command line or in NODE_OPTIONS (${settingText(e, chosen.value)})` : 'as tried'
+    return `Measured, ${settingText(e, chosen.value)}${now}: ${figures(chosen)}.${others.length > 0 ? ` Also tried — ${others.join('; ')}.` : ''} Set it ${how}; ${phases}.${caveat}`
+  }
+  const values = e.tried.map(t => `${t.value}${unit}`).join(', ')
+  if (e.verdict === 'failed') {
+    const t = e.tried.find(x => x.failed !== null)
+    return `Not measured: the server did not run with ${settingText(e, t?.value ?? '')}${t?.failed ? ` (${t.failed})` : ''}.`
+  }
+  const list = e.kind === 'try' ? e.tried.map(outcome).join('; ') : e.tried.map(t => `${t.value}${unit}: ${outcome(t)}`).join('; ')
+  if (e.verdict === 'worse') {
+    return `Measured, ${e.kind === 'try' ? values : `${e.setting} at ${values}`}${now}: it does not help — ${list}. Do not set it for this load.${caveat}${instead(e)}`
+  }
+  return `Measured, ${e.kind === 'try' ? values : `${e.setting} at ${values}`}${now}: no gain beyond noise — ${list}. This setting is not the remedy here.${instead(e)}${e.stopped === 'budget' ? ' (The experiment time ran out before the end of the ladder: --experiment-time.)' : ''}`
+}
+
+/**
+ * What to do when the setting does not help.
+ * @param {Experiment} e
+ */
+function instead (e) {
+  if (e.why === 'scavenges') return ' Allocate less per request instead: reuse buffers, avoid intermediate arrays and copies.'
+  if (e.why === 'thread-pool') return ' Make fewer or cheaper thread-pool calls per request instead (cache file reads and lookups; the pool\'s work may be CPU the machine does not have).'
+  return ''
+}
+
+/**
+ * What one value did, briefly.
+ * @param {TriedValue} t
+ */
+function outcome (t) {
+  if (t.verdict === 'failed') return `did not run (${t.failed})`
+  const rps = `${formatCount(t.requestsPerSecond.candidate)} vs ${formatCount(t.requestsPerSecond.baseline)} req/s`
+  if (t.verdict === 'better') return `better (${rps})`
+  if (t.verdict === 'worse') return `worse (${rps}, p99 ${formatMs(t.p99Ms.candidate)} vs ${formatMs(t.p99Ms.baseline)})`
+  return `no change beyond noise (${rps})`
+}
+
+/**
+ * The chosen value's figures against the baseline's.
+ * @param {TriedValue} t
+ */
+function figures (t) {
+  const r = t.requestsPerSecond
+  const parts = [
+    `${formatCount(r.candidate)} req/s against ${formatCount(r.baseline)} (${signed(r.change)})`,
+    `p99 ${formatMs(t.p99Ms.candidate)} against ${formatMs(t.p99Ms.baseline)}`
+  ]
+  if (t.gcShare) parts.push(`GC ${formatPercent(t.gcShare.candidate, 0)} of the time against ${formatPercent(t.gcShare.baseline, 0)}`)
+  if (t.rssBytes) {
+    const more = t.rssBytes.candidate - t.rssBytes.baseline
+    const heap = t.heapBytes ? `, heap ${formatBytes(t.heapBytes.candidate)} against ${formatBytes(t.heapBytes.baseline)}` : ''
+    parts.push(`RSS ${formatBytes(t.rssBytes.candidate)} against ${formatBytes(t.rssBytes.baseline)} (${more >= 0 ? `${formatBytes(more)} more` : `${formatBytes(-more)} less`}${heap})`)
+  }
+  return parts.join(', ')
+}
+
+/** @param {number} change */
+function signed (change) {
+  return `${change >= 0 ? '+' : '−'}${Math.round(Math.abs(change) * 100)}%`
+}

@@ -1,0 +1,172 @@
+// doctor measures a runtime setting before it advises it: through the CLI, on servers written for it, the JSON's
+// `experiments`, the advice and the report say what each value did against the baseline.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { hotpath, ROOT } from './helpers/cli.js'
+
+const server = (/** @type {string} */ name) => join(ROOT, 'test', 'fixtures', 'servers', name)
+
+/**
+ * Runs doctor with the JSON on stdout, in a run directory of its own.
+ * @param {string[]} args
+ * @param {string[]} command
+ */
+async function doctor (args, command) {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-experiments-'))
+  const run = await hotpath(['doctor', '-d', '3', '-c', '10', '--no-progress', '--save', join(dir, 'run'), '--json', '-', ...args, '--', ...command], { timeout: 180_000 })
+  return { ...run, dir, json: run.code !== 2 && run.stdout.trim().startsWith('{') ? JSON.parse(run.stdout) : null }
+}
+
+/**
+ * Each value tried carries its figures against the baseline's.
+ * @param {any} t
+ */
+function assertFigures (t) {
+  assert.ok(['better', 'worse', 'same', 'unknown', 'failed'].includes(t.verdict), t.verdict)
+  if (t.verdict === 'failed') return
+  assert.ok(t.phases >= 2, `phases: ${t.phases}`)
+  assert.ok(t.requestsPerSecond.baseline > 0 && t.requestsPerSecond.candidate > 0)
+  assert.ok(t.p99Ms.baseline > 0 && t.p99Ms.candidate > 0)
+  assert.ok(t.gcShare && t.gcShare.baseline >= 0 && t.gcShare.baseline < 1)
+  assert.ok(t.rssBytes && t.rssBytes.baseline > 10e6)
+}
+
+test('gc dominated by scavenges: the semi-space ladder is measured and the advice is the value that gave the gain', async () => {
+  const run = await doctor(['--experiment-time', '100s'], ['node', server('young-generation.js')])
+  try {
+    assert.equal(run.code, 0, run.stderr)
+    const d = run.json
+    assert.equal(d.category, 'gc', d.summary)
+    assert.match(run.stderr, /Measuring max-semi-space-size before advising it: up to 100 s/)
+    assert.match(run.stderr, /Experiment max-semi-space-size: phase 1\/5, baseline, reading the young generation.s size in effect \(0 s of 100 s; --no-experiments skips\)/)
+    assert.match(run.stderr, /Experiment --max-semi-space-size=\d+ against \d+: phase 2\/5, candidate/)
+    const e = d.experiments.find((/** @type {any} */ x) => x.setting === 'max-semi-space-size')
+    assert.ok(e, JSON.stringify(d.experiments))
+    assert.equal(e.why, 'scavenges')
+    // The ladder starts above the young generation the baseline grew to (16 MB on Node 20 and 22, 64 on Node 24).
+    assert.match(String(e.current), /^\d+$/)
+    assert.ok(e.tried.length >= 1)
+    for (const t of e.tried) {
+      assertFigures(t)
+      assert.ok(Number(t.value) > Number(e.current), `${t.value} > ${e.current}`)
+    }
+    // A bigger young generation lets the objects held across the wait die young: fewer copies, more requests.
+    assert.equal(e.verdict, 'helps', e.summary)
+    const chosen = e.tried.find((/** @type {any} */ t) => t.value === e.chosen)
+    assert.equal(chosen.verdict, 'better')
+    assert.ok(chosen.requestsPerSecond.candidate > chosen.requestsPerSecond.baseline)
+    assert.ok(chosen.gcShare.candidate < chosen.gcShare.baseline, JSON.stringify(chosen.gcShare))
+    // The measured setting replaces the generic advice, first, with its figures and its cost in memory.
+    assert.equal(d.facts.recommendations[0].kind, 'measured-setting')
+    assert.match(d.recommendations[0], new RegExp(`^Measured, --max-semi-space-size=${e.chosen} \\(now ${e.current} MB\\): .* req/s against .*RSS .* (more|less)`))
+    assert.ok(!d.recommendations.some((/** @type {string} */ r) => r.includes('try 32–128')))
+    assert.equal(e.summary, d.recommendations[0])
+    const html = await readFile(join(run.dir, 'run', 'report.html'), 'utf8')
+    assert.match(html, /id="experiments"/)
+    assert.match(html, new RegExp(`use <code>--max-semi-space-size=${e.chosen}</code>`))
+    // --analyse reports the experiments the run kept.
+    const again = await hotpath(['doctor', '--analyse', join(run.dir, 'run'), '--json', '-'])
+    assert.deepEqual(JSON.parse(again.stdout).experiments, d.experiments)
+  } finally {
+    await rm(run.dir, { recursive: true, force: true })
+  }
+})
+
+test('requests waiting on the thread pool: UV_THREADPOOL_SIZE is measured, and said plainly when it does not help', async () => {
+  const run = await doctor(['--experiment-time', '60s'], ['node', server('thread-pool.js')])
+  try {
+    assert.equal(run.code, 0, run.stderr)
+    const d = run.json
+    const e = d.experiments?.find((/** @type {any} */ x) => x.setting === 'UV_THREADPOOL_SIZE')
+    assert.ok(e, `no thread-pool experiment: ${d.summary}\n${d.recommendations.join('\n')}`)
+    assert.equal(e.kind, 'env')
+    assert.equal(e.current, '4')
+    assert.match(e.facts.site, /thread-pool\.js:\d+$/)
+    assert.ok(e.tried.length >= 1)
+    for (const t of e.tried) assertFigures(t)
+    const said = d.recommendations.find((/** @type {string} */ r) => r.startsWith('Measured, UV_THREADPOOL_SIZE'))
+    assert.ok(said, d.recommendations.join('\n'))
+    if (e.verdict === 'helps') {
+      assert.match(said, new RegExp(`Set it in the server's environment \\(UV_THREADPOOL_SIZE=${e.chosen}\\)`))
+    } else {
+      // pbkdf2 is CPU: on a machine with few cores a bigger pool has no cores to run on.
+      assert.ok(['no-gain', 'worse'].includes(e.verdict), e.verdict)
+      assert.equal(e.chosen, null)
+      assert.match(said, /no gain beyond noise|does not help/)
+      assert.doesNotMatch(said, /Set it/)
+    }
+  } finally {
+    await rm(run.dir, { recursive: true, force: true })
+  }
+})
+
+test('--try measures the user\'s own settings against the baseline; --no-experiments skips the automatic ones', async () => {
+  const variant = '--max-semi-space-size=64 UV_THREADPOOL_SIZE=2'
+  const run = await doctor(['--no-experiments', `--try=${variant}`, '--experiment-time', '60s'], ['node', server('young-generation.js')])
+  try {
+    assert.equal(run.code, 0, run.stderr)
+    const d = run.json
+    assert.equal(d.experiments.length, 1, JSON.stringify(d.experiments))
+    const e = d.experiments[0]
+    assert.equal(e.setting, 'try')
+    assert.equal(e.tried.length, 1)
+    assert.equal(e.tried[0].value, variant)
+    assertFigures(e.tried[0])
+    assert.match(run.stderr, new RegExp(`Experiment ${variant} against none: phase 5/5, baseline`))
+    // Whatever it measured, the advice says it in the user's own words, first when it helped.
+    assert.ok(['helps', 'no-gain', 'worse'].includes(e.verdict), e.verdict)
+    if (e.verdict === 'helps') {
+      assert.equal(e.chosen, variant)
+      assert.equal(d.recommendations[0], e.summary)
+      assert.match(e.summary, new RegExp(`^Measured, ${variant}: .* req/s against `))
+    } else {
+      assert.ok(d.recommendations.includes(e.summary))
+      assert.match(e.summary, new RegExp(`^Measured, ${variant}: (no gain beyond noise|it does not help) — (no change beyond noise|worse|better) \\(`))
+    }
+    // The automatic experiment was skipped: the verdict's own advice about the young generation stays as it was.
+    assert.ok(d.facts.recommendations.some((/** @type {any} */ a) => a.kind === 'scavenges'))
+  } finally {
+    await rm(run.dir, { recursive: true, force: true })
+  }
+})
+
+test('--no-experiments: nothing is measured after the run, and no experiments in the JSON', async () => {
+  const run = await doctor(['--no-experiments'], ['node', server('young-generation.js')])
+  try {
+    assert.equal(run.code, 0, run.stderr)
+    assert.equal(run.json.experiments, undefined)
+    assert.doesNotMatch(run.stderr, /Measuring|Experiment/)
+    assert.ok(run.json.facts.recommendations.some((/** @type {any} */ a) => a.kind === 'scavenges'))
+  } finally {
+    await rm(run.dir, { recursive: true, force: true })
+  }
+})
+
+test('--try with a word that is no setting, or a bad --experiment-time: one line, exit 2, nothing started', async () => {
+  for (const [args, message] of /** @type {const} */ ([
+    [['--try', 'fast'], /--try: 'fast' is neither a node flag/],
+    [['--try=--import=x.js'], /--try takes settings, not modules to preload/],
+    [['--experiment-time', 'soon'], /--experiment-time must be a duration/]
+  ])) {
+    const run = await hotpath(['doctor', ...args, '--', 'node', server('young-generation.js')])
+    assert.equal(run.code, 2, run.stderr)
+    assert.match(run.stderr, message)
+    assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr)
+  }
+})
+
+test('--try with a flag node refuses: the experiment says it could not run, and why', async () => {
+  const run = await doctor(['--no-experiments', '--try=--no-such-flag-at-all', '--experiment-time', '30s'], ['node', server('thread-pool.js')])
+  try {
+    assert.equal(run.code, 0, run.stderr)
+    const e = run.json.experiments[0]
+    assert.equal(e.verdict, 'failed')
+    assert.equal(e.tried[0].verdict, 'failed')
+    assert.match(e.summary, /^Not measured: the server did not run with --no-such-flag-at-all \(.*\)/)
+  } finally {
+    await rm(run.dir, { recursive: true, force: true })
+  }
+})
