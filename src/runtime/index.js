@@ -23,8 +23,10 @@ export { Sampler } from '../sampling/sampler.js'
 export { ListenerWatcher } from '../sampling/listeners.js'
 export { AgentWatcher } from '../sampling/agents.js'
 
-// Export: prom-client collectors, registered into the registry the app passes.
+// Export: prom-client collectors, registered into the registry the app passes; or the same instruments on an
+// OpenTelemetry meter.
 export { registerMetrics } from './metrics/index.js'
+export { registerOtelMetrics } from './metrics/otel.js'
 
 // The shapes, for TypeScript users.
 /** @typedef {import('../sampling/sampler.js').Sample} Sample */
@@ -44,6 +46,8 @@ export { registerMetrics } from './metrics/index.js'
 /** @typedef {import('./protection/protection.js').PressureType} PressureType */
 /** @typedef {import('./metrics/index.js').MetricsOptions} MetricsOptions */
 /** @typedef {import('./metrics/index.js').RuntimeMetrics} RuntimeMetrics */
+/** @typedef {import('./metrics/otel.js').OtelMetricsOptions} OtelMetricsOptions */
+/** @typedef {import('./metrics/otel.js').OtelMeter} OtelMeter */
 /** @typedef {import('./profiling.js').ProfilerOptions} ProfilerOptions */
 /** @typedef {import('./profiling.js').CaptureOptions} CaptureOptions */
 /** @typedef {import('./profiling.js').CaptureResult} CaptureResult */

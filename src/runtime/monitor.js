@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events'
 import { GC_KINDS } from '../sampling/gc.js'
 import { Sampler } from '../sampling/sampler.js'
-import { positiveOption, warnOnce } from '../sampling/warn.js'
+import { warnOnce } from '../sampling/warn.js'
+import { checkOptions, rule } from './options.js'
 
 /** @typedef {import('../sampling/sampler.js').Sample} Sample */
 /** @typedef {import('../sampling/gc.js').GcStats} GcStats */
@@ -27,6 +28,9 @@ import { positiveOption, warnOnce } from '../sampling/warn.js'
  * }} MonitorSnapshot the latest sample, with the latest active resources and heap spaces, and running totals
  */
 
+/** @type {Record<string, import('./options.js').OptionRule>} */
+const MONITOR_RULES = { interval: rule.positive('ms'), slowInterval: rule.positive('ms') }
+
 /**
  * Watches this thread's event loop, memory and GC in production, with hotpath's Sampler — the very code the doctor's
  * probe uses. Emits 'sample' with each Sample; `snapshot()` returns the latest with running totals.
@@ -44,12 +48,12 @@ export class Monitor extends EventEmitter {
   /** @type {MonitorTotals} */
   #totals = emptyTotals()
 
-  /** @param {MonitorOptions} [opts] */
-  constructor (opts = {}) {
+  /** @param {MonitorOptions} [opts] bad ones are a TypeError */
+  constructor (opts) {
     super()
-    const o = opts !== null && typeof opts === 'object' ? opts : {}
-    const interval = positiveOption(o.interval, 1000, 'monitor interval')
-    const slowInterval = positiveOption(o.slowInterval, Math.max(1000, interval), 'monitor slowInterval')
+    checkOptions('monitor()', opts, MONITOR_RULES)
+    const interval = opts?.interval ?? 1000
+    const slowInterval = opts?.slowInterval ?? Math.max(1000, interval)
     this.#sampler = new Sampler({ interval, slowInterval, onSample: (s) => this.#record(s) })
   }
 

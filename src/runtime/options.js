@@ -8,6 +8,8 @@
  * @property {Array<'number' | 'boolean' | 'string' | 'function' | 'object'>} types
  * @property {string} expect what it takes, worded for the message ("a positive number of ms")
  * @property {(value: any) => boolean} [valid] beyond the type; false gives the `expect` message
+ * @property {Record<string, OptionRule>} [nested] when the value is an object, its own keys' rules (checked as
+ *   `api key`: "registerMetrics() listeners: unknown option 'treshold'")
  */
 
 /**
@@ -29,10 +31,11 @@ export function checkOptions (api, opts, rules) {
       throw new TypeError(`${api}: unknown option '${key}'${near ? ` (did you mean '${near}'?)` : ''}`)
     }
     if (value === undefined) continue
-    const typeOk = rule.types.some(t => t === 'object' ? value !== null && typeof value === 'object' : typeof value === t)
+    const typeOk = rule.types.some(t => t === 'object' ? value !== null && typeof value === 'object' : typeof value === t) // eslint-disable-line valid-typeof -- t is one of the typeof names
     if (!typeOk || (rule.valid && !rule.valid(value))) {
       throw new TypeError(`${api}: ${key} must be ${rule.expect}, got ${describe(value)}`)
     }
+    if (rule.nested && typeof value === 'object') checkOptions(`${api} ${key}`, value, rule.nested)
   }
 }
 
@@ -54,7 +57,7 @@ function describe (value) {
   if (Array.isArray(value)) return 'an array'
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)
   if (typeof value === 'number' || typeof value === 'boolean') return String(value)
-  return `a ${typeof value}`
+  return `${/^[aeiou]/.test(typeof value) ? 'an' : 'a'} ${typeof value}`
 }
 
 /**

@@ -86,48 +86,6 @@ export class DelayHistogram {
 }
 
 /**
- * Delay statistics for successive windows (e.g. between two Prometheus scrapes), read-and-reset with no tick lost at
- * the boundary. A reset forgets the last tick, so a stall that starts just after a read would vanish from a single
- * histogram. Two histograms reset on alternate reads fix that exactly: the one reset a read earlier also holds the
- * tick that spanned the last reset, and when its max has grown since that read past the current window's max, only
- * that tick can have grown it. Costs a second libuv timer, no JavaScript per tick.
- */
-export class DelayWindows {
-  /** @param {number} resolution ms, an integer >= 1 */
-  constructor (resolution) {
-    /** reset at the last read */
-    this.current = new DelayHistogram(resolution)
-    /** reset at the read before */
-    this.previous = new DelayHistogram(resolution)
-    /** `previous`'s max (ns) when it was last read, as `current` */
-    this.previousMax = 0
-  }
-
-  enable () {
-    this.current.enable()
-    this.previous.enable()
-  }
-
-  disable () {
-    this.current.disable()
-    this.previous.disable()
-  }
-
-  /** The window since the last read; starts the next. @returns {DelayStats} */
-  read () {
-    const { current, previous } = this
-    const spanMax = previous.histogram.max
-    const spanning = spanMax > this.previousMax && spanMax > current.histogram.max ? delayMs(spanMax, previous.resolution) : 0
-    const stats = current.read(spanning)
-    this.previousMax = current.histogram.max
-    previous.reset()
-    this.previous = current
-    this.current = previous
-    return stats
-  }
-}
-
-/**
  * The p-th percentile of the histogram's n values plus one larger value.
  * @param {import('node:perf_hooks').IntervalHistogram} h
  * @param {number} resolution

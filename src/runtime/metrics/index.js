@@ -1,22 +1,10 @@
-import { AgentWatcher } from '../../sampling/agents.js'
-import { ListenerWatcher } from '../../sampling/listeners.js'
 import { warnOnce } from '../../sampling/warn.js'
 import { Monitor } from '../monitor.js'
-import { agentMetrics } from './agents.js'
-import { eventLoopMetrics } from './event-loop.js'
-import { listenerMetrics } from './listeners.js'
-import { memoryMetrics } from './memory.js'
-import { loadPromClient } from './prom-client.js'
+import { checkOptions, rule } from '../options.js'
+import { createInstruments } from './instruments.js'
+import { promMetric } from './prom-client.js'
 
 /** @typedef {import('./prom-client.js').PromRegistry} PromRegistry */
-
-/**
- * Creates one prom-client metric and registers it; the metric's `collect` runs at each scrape.
- * @callback Define
- * @param {'Gauge' | 'Counter'} type
- * @param {{ name: string, help: string, labelNames?: string[], collect: () => void }} config
- * @returns {void}
- */
 
 /**
  * @typedef {object} MetricsOptions
@@ -24,9 +12,11 @@ import { loadPromClient } from './prom-client.js'
  *   'nodejs_' and 'process_', so the two never clash)
  * @property {import('../monitor.js').Monitor} [monitor] a running monitor to read GC, heap spaces and resources from
  *   (default: one started here, sampling every second)
- * @property {boolean | { threshold?: number }} [listeners] watch listener-count growth (default true, threshold 10)
+ * @property {boolean | { threshold?: number, settle?: number }} [listeners] watch listener-count growth (default true;
+ *   threshold 10 listeners; settle: ms of start-up whose growth does not count, default 10000)
  * @property {boolean} [agents] watch outgoing HTTP agent pools (default true)
- * @property {unknown} [client] the prom-client module, when hotpath cannot import the app's own
+ * @property {number} [interval] ms between the checks of listener growth and agent queues (default 1000)
+ * @property {unknown} [client] no longer needed (hotpath writes the registry's metric objects itself); ignored
  */
 
 /**
@@ -35,75 +25,55 @@ import { loadPromClient } from './prom-client.js'
  * @property {() => void} close unregisters them and stops what was started for them
  */
 
+/** A Prometheus metric name prefix: empty, or the start of a valid name. */
+const PREFIX = /^(?:[a-zA-Z_:][a-zA-Z0-9_:]*)?$/
+
+/** The options registerMetrics and registerOtelMetrics share. @type {Record<string, import('../options.js').OptionRule>} */
+export const METRICS_RULES = {
+  prefix: { types: ['string'], expect: "letters, digits, '_' or ':' (not starting with a digit)", valid: (v) => PREFIX.test(v) },
+  monitor: { types: ['object'], expect: 'a Monitor (from monitor())', valid: (v) => v instanceof Monitor },
+  listeners: {
+    types: ['boolean', 'object'],
+    expect: 'true, false or { threshold, settle }',
+    nested: { threshold: rule.positive('listeners'), settle: rule.nonNegative('ms') }
+  },
+  agents: rule.boolean(),
+  interval: rule.positive('ms')
+}
+
 /**
- * Registers hotpath's runtime metrics into a prom-client registry: event-loop delay percentiles and utilisation, GC
- * time by kind, heap spaces, active resources, listener-count growth and HTTP agent pool saturation. prom-client
- * writes the exposition format. Never throws: without prom-client, or with a registry that refuses a metric (a name
- * already taken), it warns and registers what it can.
+ * Registers hotpath's runtime metrics into a prom-client registry: event-loop delay as a histogram and busy time as a
+ * counter, GC time by kind, heap spaces, active resources, listener-count growth and HTTP agent pool saturation —
+ * levels and running totals only, so any number of scrapers read the same series. Bad options are a TypeError here;
+ * a name already taken in the registry is a warning, and what can be registered is.
  * @param {PromRegistry} registry e.g. prom-client's `register`, or a `new Registry()`
  * @param {MetricsOptions} [opts]
  * @returns {RuntimeMetrics}
  */
-export function registerMetrics (registry, opts = {}) {
-  const o = opts !== null && typeof opts === 'object' ? opts : {}
+export function registerMetrics (registry, opts) {
+  if (registry === null || typeof registry !== 'object' || typeof registry.registerMetric !== 'function') {
+    throw new TypeError('registerMetrics(): the first argument must be a prom-client Registry (e.g. client.register)')
+  }
+  checkOptions('registerMetrics()', opts, { ...METRICS_RULES, client: { types: ['object', 'function'], expect: 'the prom-client module' } })
+  const o = opts ?? {}
+  const sources = createInstruments({ ...o, prefix: o.prefix ?? 'hotpath_' })
   /** @type {string[]} */
   const names = []
-  /** @type {(() => void)[]} */
-  const cleanups = []
-  const handle = {
+  for (const inst of sources.instruments) {
+    try {
+      registry.registerMetric(promMetric(inst))
+      names.push(inst.name)
+    } catch (err) {
+      warnOnce(`metric-${inst.name}`, `hotpath: could not register ${inst.name}: ${err instanceof Error ? err.message : String(err)}`)
+    }
+  }
+  return {
     names,
     close () {
       for (const name of names.splice(0)) {
         try { registry.removeSingleMetric?.(name) } catch {}
       }
-      for (const cleanup of cleanups.splice(0)) {
-        try { cleanup() } catch {}
-      }
+      sources.close()
     }
   }
-  const client = loadPromClient(o.client)
-  if (client === null) {
-    warnOnce('no-prom-client', 'hotpath: registerMetrics needs prom-client (npm install prom-client); no metrics registered')
-    return handle
-  }
-  if (registry === null || typeof registry !== 'object' || typeof registry.registerMetric !== 'function') {
-    warnOnce('bad-registry', 'hotpath: registerMetrics needs a prom-client Registry; no metrics registered')
-    return handle
-  }
-  const prefix = typeof o.prefix === 'string' ? o.prefix : 'hotpath_'
-
-  /** @type {Define} */
-  const define = (type, config) => {
-    try {
-      const collect = config.collect
-      // A scrape must not fail because of one collector.
-      /** @this {any} */
-      const safeCollect = function () {
-        try { collect.call(this) } catch {}
-      }
-      new client[type]({ ...config, collect: safeCollect, registers: [registry] }) // eslint-disable-line no-new
-      names.push(config.name)
-    } catch (err) {
-      warnOnce(`metric-${config.name}`, `hotpath: could not register ${config.name}: ${err instanceof Error ? err.message : String(err)}`)
-    }
-  }
-
-  const ownMonitor = !(o.monitor instanceof Monitor)
-  const monitor = o.monitor instanceof Monitor ? o.monitor : new Monitor({ interval: 1000 }).start()
-  if (ownMonitor) cleanups.push(() => monitor.stop())
-  cleanups.push(eventLoopMetrics(define, prefix))
-  memoryMetrics(define, prefix, monitor)
-  if (o.listeners !== false) {
-    const watcher = new ListenerWatcher(typeof o.listeners === 'object' && o.listeners !== null ? o.listeners : {})
-    watcher.start()
-    cleanups.push(() => watcher.stop())
-    listenerMetrics(define, prefix, watcher)
-  }
-  if (o.agents !== false) {
-    const watcher = new AgentWatcher()
-    watcher.start()
-    cleanups.push(() => watcher.stop())
-    agentMetrics(define, prefix, watcher)
-  }
-  return handle
 }

@@ -2,6 +2,9 @@ import { afterHandler } from './pressure-handler.js'
 
 /** @typedef {import('./protection.js').OverloadProtection} OverloadProtection */
 
+/** What Fastify itself reads from register()'s options: anything else given there is an option in the wrong place. */
+const FASTIFY_KEYS = new Set(['prefix', 'logLevel', 'logSerializers'])
+
 /**
  * A Fastify plugin (typed loosely so that Fastify's types are not needed to use hotpath). It is marked to skip
  * Fastify's encapsulation, as fastify-plugin would, so its hook covers every route of the instance it is registered on.
@@ -12,10 +15,14 @@ export function fastifyPlugin (guard) {
   const statusPath = guard.statusPath
   /**
    * @param {any} fastify
-   * @param {unknown} _opts
+   * @param {unknown} opts
    * @param {(err?: Error) => void} done
    */
-  function hotpathOverloadProtection (fastify, _opts, done) {
+  function hotpathOverloadProtection (fastify, opts, done) {
+    const misplaced = opts !== null && typeof opts === 'object' ? Object.keys(opts).filter(k => !FASTIFY_KEYS.has(k)) : []
+    if (misplaced.length > 0) {
+      return done(new TypeError(`guard.fastify(): register() was given ${misplaced.map(k => `'${k}'`).join(', ')}; give options to overloadProtection()`))
+    }
     fastify.addHook('onRequest', (/** @type {any} */ request, /** @type {any} */ reply, /** @type {(err?: Error) => void} */ next) => {
       if (!guard.isUnderPressure()) return next()
       if (statusPath !== null && request.routeOptions?.url === statusPath) return next()

@@ -1,5 +1,3 @@
-import { warnOnce } from '../../sampling/warn.js'
-
 /** @typedef {import('./protection.js').OverloadProtection} OverloadProtection */
 /** @typedef {import('node:http').IncomingMessage} IncomingMessage */
 /** @typedef {import('node:http').ServerResponse} ServerResponse */
@@ -36,8 +34,7 @@ function answerStatus (guard, res) {
 export function httpHandler (guard, handler) {
   const statusPath = guard.statusPath
   if (typeof handler !== 'function') {
-    warnOnce('bad-http-handler', 'hotpath: guard.http() needs a request handler function; requests will get 500')
-    handler = (req, res) => { res.statusCode = 500; res.end() }
+    throw new TypeError(`guard.http(): the argument must be your request handler, a function; got ${handler === null ? 'null' : typeof handler}`)
   }
   /**
    * @this {unknown}

@@ -1,5 +1,5 @@
-import { positiveOption, warnOnce } from '../../sampling/warn.js'
 import { Monitor } from '../monitor.js'
+import { checkOptions, rule } from '../options.js'
 import { expressMiddleware, httpHandler } from './node-http.js'
 import { fastifyPlugin } from './fastify.js'
 import { koaMiddleware } from './koa.js'
@@ -25,6 +25,7 @@ export const TYPE_HEALTH_CHECK = 'healthCheck'
  * @typedef {object} OverloadOptions
  * @property {number} [maxEventLoopDelay] ms of mean event-loop delay over the last sample interval (0 or absent: off)
  * @property {number} [maxEventLoopUtilization] 0..1 over the last sample interval (off by default)
+ * @property {number} [maxEventLoopUtilisation] the same, spelt as hotpath prints it
  * @property {number} [maxHeapUsedBytes] (off by default)
  * @property {number} [maxRssBytes] (off by default)
  * @property {number} [retryAfter] seconds, sent as Retry-After with each 503 (default 10)
@@ -41,15 +42,38 @@ export const TYPE_HEALTH_CHECK = 'healthCheck'
  */
 
 /**
- * @typedef {object} OverloadStatus what the status route answers
+ * @typedef {object} OverloadStatus what the status route answers; `status`, `healthy` and the status code (200 or 503)
+ *   always tell the same verdict
  * @property {'ok' | 'under-pressure'} status
- * @property {Pressure | null} pressure
+ * @property {boolean} healthy whether requests are served (false while under pressure, whatever the reason)
+ * @property {Pressure | null} pressure why not
+ * @property {boolean | null} healthCheck the last health check's result (null without a healthCheck option)
  * @property {number} eventLoopDelay mean ms over the last interval
  * @property {number} eventLoopUtilization 0..1 over the last interval
  * @property {number} heapUsed bytes
  * @property {number} rss bytes
- * @property {boolean} healthy the last health check's verdict (true without one)
  */
+
+/** @type {Record<string, import('../options.js').OptionRule>} */
+const RULES = {
+  maxEventLoopDelay: rule.nonNegative('ms'),
+  maxEventLoopUtilization: rule.ratio(),
+  maxEventLoopUtilisation: rule.ratio(),
+  maxHeapUsedBytes: rule.nonNegative('bytes'),
+  maxRssBytes: rule.nonNegative('bytes'),
+  retryAfter: rule.positive('seconds'),
+  message: { types: ['string'], expect: 'a string' },
+  pressureHandler: rule.fn(),
+  exposeStatusRoute: {
+    types: ['boolean', 'string'],
+    expect: "true, false or a path starting with '/'",
+    valid: (v) => typeof v === 'boolean' || v.startsWith('/')
+  },
+  healthCheck: rule.fn(),
+  healthCheckInterval: rule.positive('ms'),
+  sampleInterval: rule.positive('ms'),
+  monitor: { types: ['object'], expect: 'a Monitor (from monitor())', valid: (v) => v instanceof Monitor }
+}
 
 /**
  * Overload protection: after each monitor sample, compares event-loop delay, utilisation, heap used and RSS with their
@@ -62,45 +86,45 @@ export class OverloadProtection {
   #monitor
   #ownMonitor
   #limits
-  #healthy = true
+  /** @type {boolean | null} the last health check's result; null without one */
+  #healthy = null
   #healthPending = false
   /** @type {ReturnType<typeof setInterval> | null} */
   #healthTimer = null
   /** @type {(s: import('../monitor.js').Sample) => void} */
   #onSample
 
-  /** @param {OverloadOptions} [opts] */
-  constructor (opts = {}) {
-    const o = opts !== null && typeof opts === 'object' ? opts : {}
-    this.#limits = {
-      eventLoopDelay: limit(o.maxEventLoopDelay, 'maxEventLoopDelay'),
-      eventLoopUtilization: limit(o.maxEventLoopUtilization, 'maxEventLoopUtilization'),
-      heapUsedBytes: limit(o.maxHeapUsedBytes, 'maxHeapUsedBytes'),
-      rssBytes: limit(o.maxRssBytes, 'maxRssBytes')
+  /** @param {OverloadOptions} [opts] bad ones are a TypeError */
+  constructor (opts) {
+    checkOptions('overloadProtection()', opts, RULES)
+    const o = opts ?? {}
+    if (o.maxEventLoopUtilization !== undefined && o.maxEventLoopUtilisation !== undefined &&
+      o.maxEventLoopUtilization !== o.maxEventLoopUtilisation) {
+      throw new TypeError('overloadProtection(): maxEventLoopUtilization and maxEventLoopUtilisation are one option, given twice with different values')
     }
-    this.retryAfter = String(Math.round(positiveOption(o.retryAfter, 10, 'overloadProtection retryAfter')))
-    const message = typeof o.message === 'string' ? o.message : 'Service Unavailable'
+    this.#limits = {
+      eventLoopDelay: o.maxEventLoopDelay ?? 0,
+      eventLoopUtilization: o.maxEventLoopUtilization ?? o.maxEventLoopUtilisation ?? 0,
+      heapUsedBytes: o.maxHeapUsedBytes ?? 0,
+      rssBytes: o.maxRssBytes ?? 0
+    }
+    this.retryAfter = String(Math.max(1, Math.round(o.retryAfter ?? 10)))
+    const message = o.message ?? 'Service Unavailable'
     /** The 503 body, built once: refusing work must cost less than doing it. */
     this.body = Buffer.from(JSON.stringify({ statusCode: 503, error: 'Service Unavailable', message }))
     this.message = message
-    this.pressureHandler = typeof o.pressureHandler === 'function' ? o.pressureHandler : undefined
+    this.pressureHandler = o.pressureHandler
     /** @type {string | null} */
-    this.statusPath = o.exposeStatusRoute === true
-      ? '/status'
-      : typeof o.exposeStatusRoute === 'string' && o.exposeStatusRoute.startsWith('/') ? o.exposeStatusRoute : null
-    if (this.statusPath === null && o.exposeStatusRoute !== undefined && o.exposeStatusRoute !== false) {
-      warnOnce('bad-status-route', `hotpath: exposeStatusRoute must be true or a path starting with '/', got ${String(o.exposeStatusRoute)}; no status route`)
-    }
-    this.#ownMonitor = !(o.monitor instanceof Monitor)
-    this.#monitor = o.monitor instanceof Monitor
-      ? o.monitor
-      : new Monitor({ interval: positiveOption(o.sampleInterval, 1000, 'overloadProtection sampleInterval') })
+    this.statusPath = o.exposeStatusRoute === true ? '/status' : typeof o.exposeStatusRoute === 'string' ? o.exposeStatusRoute : null
+    this.#ownMonitor = o.monitor === undefined
+    this.#monitor = o.monitor ?? new Monitor({ interval: o.sampleInterval ?? 1000 })
     this.#onSample = (s) => this.#judge(s)
     this.#monitor.on('sample', this.#onSample)
     if (this.#ownMonitor) this.#monitor.start()
-    if (typeof o.healthCheck === 'function') {
+    if (o.healthCheck !== undefined) {
+      this.#healthy = true
       const check = o.healthCheck
-      const every = positiveOption(o.healthCheckInterval, this.#monitor.interval, 'overloadProtection healthCheckInterval')
+      const every = o.healthCheckInterval ?? this.#monitor.interval
       this.#healthTimer = setInterval(() => this.#runHealthCheck(check), every)
       this.#healthTimer.unref()
       this.#runHealthCheck(check)
@@ -120,14 +144,16 @@ export class OverloadProtection {
   /** The verdict and the measures it rests on. @returns {OverloadStatus} */
   status () {
     const s = this.#monitor.snapshot()
+    const pressure = this.pressure()
     return {
-      status: this.#pressure === null ? 'ok' : 'under-pressure',
-      pressure: this.pressure(),
+      status: pressure === null ? 'ok' : 'under-pressure',
+      healthy: pressure === null,
+      pressure,
+      healthCheck: this.#healthy,
       eventLoopDelay: s.delay.mean,
       eventLoopUtilization: s.utilization,
       heapUsed: s.memory.heapUsed,
-      rss: s.memory.rss,
-      healthy: this.#healthy
+      rss: s.memory.rss
     }
   }
 
@@ -142,18 +168,30 @@ export class OverloadProtection {
     return httpHandler(this, handler)
   }
 
-  /** Express middleware: `app.use(guard.express())`, before the routes it protects. */
-  express () {
+  /**
+   * Express middleware: `app.use(guard.express())`, before the routes it protects.
+   * @param {...never} args none: the options belong to overloadProtection()
+   */
+  express (...args) {
+    noOptions('express', args)
     return expressMiddleware(this)
   }
 
-  /** Koa middleware: `app.use(guard.koa())`, first. */
-  koa () {
+  /**
+   * Koa middleware: `app.use(guard.koa())`, first.
+   * @param {...never} args none: the options belong to overloadProtection()
+   */
+  koa (...args) {
+    noOptions('koa', args)
     return koaMiddleware(this)
   }
 
-  /** A Fastify plugin that protects every route of the instance: `await app.register(guard.fastify())`. */
-  fastify () {
+  /**
+   * A Fastify plugin that protects every route of the instance: `await app.register(guard.fastify())`.
+   * @param {...never} args none: the options belong to overloadProtection()
+   */
+  fastify (...args) {
+    noOptions('fastify', args)
     return fastifyPlugin(this)
   }
 
@@ -174,7 +212,7 @@ export class OverloadProtection {
       over(TYPE_HEAP_USED_BYTES, s.memory.heapUsed, l.heapUsedBytes) ??
       over(TYPE_RSS_BYTES, s.memory.rss, l.rssBytes) ??
       over(TYPE_EVENT_LOOP_UTILIZATION, s.utilization, l.eventLoopUtilization) ??
-      (this.#healthy ? null : { type: TYPE_HEALTH_CHECK, value: 0, threshold: 0 })
+      (this.#healthy === false ? { type: TYPE_HEALTH_CHECK, value: 0, threshold: 0 } : null)
   }
 
   /** @param {() => unknown} check */
@@ -248,13 +286,14 @@ function over (type, value, threshold) {
 }
 
 /**
- * A threshold option: absent or 0 means off; anything else must be a positive number.
- * @param {unknown} value
- * @param {string} name
+ * The adapters take no options of their own: options given there would otherwise be ignored, silently.
+ * @param {string} adapter
+ * @param {unknown[]} args
  */
-function limit (value, name) {
-  if (value === undefined || value === null || value === 0) return 0
-  return positiveOption(value, 0, `overloadProtection ${name}`)
+function noOptions (adapter, args) {
+  if (args.some(a => a !== undefined)) {
+    throw new TypeError(`guard.${adapter}(): takes no options; give them to overloadProtection()`)
+  }
 }
 
 /**
