@@ -207,6 +207,21 @@ test('--amount and --requests split exactly: the parts send the whole amount, ea
   }
 })
 
+test('remainders go to the first segments, and the parts add up to the flags exactly', async () => {
+  const at = String(Date.now() + 1500)
+  const parts = await Promise.all([1, 2, 3, 4].map(k => run([process.execPath, BIN, 'load', '--segment', `${k}/4`, '--start-at', at,
+    '-c', '10', '-R', '1001', '-d', '0.5', '--markers', '--no-progress', server.url])))
+  for (const p of parts) assert.equal(p.code, 0, p.stderr)
+  const results = parts.map(p => resultOf(blocks(p.stdout)[0]))
+  assert.deepEqual(results.map(r => r.connections), [3, 3, 2, 2])
+  assert.deepEqual(results.map(r => r.hotpath.options.rate), [250.25, 250.25, 250.25, 250.25])
+  const out = await merge(parts.map(p => p.stdout).join(''), '--json')
+  assert.equal(out.code, 0, out.stderr)
+  const merged = JSON.parse(out.stdout)
+  assert.equal(merged.connections, 10)
+  assert.equal(merged.hotpath.options.rate, 1001)
+})
+
 test('segment and start flags: a bad value is one line and exit 2', async () => {
   const cases = [
     [['--segment', 'auto/4'], /JOB_COMPLETION_INDEX .* which is not set/],

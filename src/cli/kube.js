@@ -35,7 +35,8 @@ export const spec = {
   details: 'The Job: completionMode Indexed, completions = parallelism = N, backoffLimit 0 (a segment run again would\n' +
     'start out of step), activeDeadlineSeconds bounding the whole run, pods spread over nodes (preferred anti-affinity),\n' +
     'requests = limits (Guaranteed QoS). --requests and --body-file travel in a ConfigMap beside it. The pods run the\n' +
-    'official node image and npx hotpath at this version (--package hotpath@<version> pins another). The nodes\' clocks\n' +
+    'official node image and npx hotpath at this version (--package hotpath@<version> pins another; --package also takes\n' +
+    'a tarball URL or a git spec, for a hotpath not on the npm registry). The nodes\' clocks\n' +
     'must be in sync (NTP): merge calls segments that began more than 1 s apart out of step.'
 }
 
