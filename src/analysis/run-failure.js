@@ -52,7 +52,9 @@ export function runFailure (data, signals) {
     return { category: 'load-failed', what, at: null, error: null, died: [] }
   }
   // Judged as `hotpath load` judges it, from the figures (so runs saved before loads carried `failed` are judged alike).
-  const load = run.load ? loadFailure(run.load) : null
+  // A load the user cut short (Ctrl-C a moment after it started) has too few responses to judge: the interruption is
+  // what happened, and the run says that instead.
+  const load = run.load && !run.aborted ? loadFailure(run.load) : null
   if (load !== null) return { category: 'load-failed', what: load.detail.replace(/^the load failed: /, ''), at: null, error: null, died: [] }
   return null
 }

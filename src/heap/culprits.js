@@ -47,10 +47,11 @@ export function describeGroups (graph, tree, groups, places, requests) {
   return groups.map((group, i) => {
     const steps = paths[i]
     const retainers = steps.map(s => retainer(graph, places, s, contexts))
-    // The name that holds the group: the first a program wrote, at or above the holder.
-    // A lifted group's holder keeps it through keys of its own (one array per client): its name is the step to it.
-    let at = group.merged ? steps.findIndex(s => s.to === group.holder) : steps.findIndex(s => s.from === group.holder || s.to === group.holder)
-    if (at < 0) at = 0
+    // The name that holds the group: the first a program wrote, from the step that leads to the holder up. The step
+    // from the holder to the sample is the sample's own key (`client-3694` of one array per client, `[12]`), which
+    // differs from one object of the group to the next: it names one of them, not what holds them all.
+    let at = steps.findIndex(s => s.to === group.holder)
+    if (at < 0) at = Math.max(0, steps.findIndex(s => s.from === group.holder))
     let holdingAt = -1
     for (let k = at; k < retainers.length; k++) {
       if (retainers[k].kind === 'context' || retainers[k].kind === 'property') {

@@ -28,26 +28,60 @@ export function retainerTree (graph) {
   let tail = 0
   depth[0] = 0
   order[tail++] = 0
-  while (head < tail) {
-    const n = order[head++]
-    const next = depth[n] + 1
-    for (let e = firstEdge[n]; e < firstEdge[n + 1]; e += edgeFields) {
-      const type = edges[e + edgeTypeAt]
-      if (type === weakEdge) continue
-      const to = edges[e + edgeToAt] / nodeFields
-      const d = depth[to]
-      if (d === NONE) {
-        depth[to] = next
-        parent[to] = n
-        via[to] = e
-        order[tail++] = to
-      } else if (d === next && named[type] === 1 && named[edges[via[to] + edgeTypeAt]] === 0) {
-        parent[to] = n
-        via[to] = e
+  // V8's string table is a root in the snapshot, two steps from the top, but it keeps no string alive in the heap
+  // (its entries are weak): a string a program uses as a key would read "kept by (Internalized strings)". The walk
+  // goes through it only after every other path has been walked.
+  const table = stringTable(graph)
+  let tableParent = NONE
+  let tableVia = NONE
+  for (;;) {
+    while (head < tail) {
+      const n = order[head++]
+      const next = depth[n] + 1
+      for (let e = firstEdge[n]; e < firstEdge[n + 1]; e += edgeFields) {
+        const type = edges[e + edgeTypeAt]
+        if (type === weakEdge) continue
+        const to = edges[e + edgeToAt] / nodeFields
+        if (to === table && depth[to] === NONE) {
+          if (tableParent === NONE) { tableParent = n; tableVia = e }
+          continue
+        }
+        const d = depth[to]
+        if (d === NONE) {
+          depth[to] = next
+          parent[to] = n
+          via[to] = e
+          order[tail++] = to
+        } else if (d === next && named[type] === 1 && named[edges[via[to] + edgeTypeAt]] === 0) {
+          parent[to] = n
+          via[to] = e
+        }
       }
     }
+    if (tableParent === NONE || depth[table] !== NONE) break
+    depth[table] = depth[tableParent] + 1
+    parent[table] = tableParent
+    via[table] = tableVia
+    order[tail++] = table
   }
   return { parent, via, order, reached: tail }
+}
+
+/**
+ * The node of V8's string table, `(Internalized strings)`, among the GC roots' children; NONE when there is none.
+ * @param {import('./graph.js').HeapGraph} graph
+ */
+function stringTable (graph) {
+  const { edges, firstEdge, edgeFields, edgeToAt, nodeFields } = graph
+  for (let e = firstEdge[0]; e < firstEdge[1]; e += edgeFields) {
+    const roots = edges[e + edgeToAt] / nodeFields
+    if (graph.name(roots) !== '(GC roots)') continue
+    for (let f = firstEdge[roots]; f < firstEdge[roots + 1]; f += edgeFields) {
+      const child = edges[f + edgeToAt] / nodeFields
+      if (/^\((Internalized strings|String table)\)$/.test(graph.name(child))) return child
+    }
+  }
+  return NONE
 }
 
 /**
