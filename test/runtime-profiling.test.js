@@ -74,7 +74,7 @@ test('SIGUSR2 under load writes CPU and heap profiles; a second signal during a 
     assert.ok(done.duration >= 0.9 && done.duration < 3, `captured ${done.duration} s`)
     const files = (await readdir(dir)).sort()
     assert.equal(files.length, 4, files.join())
-    assert.deepEqual(files.map(f => f.replace(/^\d+-[\dT.]+Z/, '')).sort(), ['.cpu.pb.gz', '.cpuprofile', '.heap.pb.gz', '.heapprofile'])
+    assert.deepEqual(files.map(f => f.replace(/^\d+-[\dT.]+Z-[0-9a-f]{16}/, '')).sort(), ['.cpu.pb.gz', '.cpuprofile', '.heap.pb.gz', '.heapprofile'])
     assert.ok(files.every(f => f.startsWith(`${child.pid}-`)))
     assert.deepEqual(done.files.sort(), files.map(f => join(dir, f)))
 

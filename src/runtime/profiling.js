@@ -1,20 +1,25 @@
 // On-demand profiling in production: a CPU profile (and a heap sampling profile) of this process for N seconds,
 // triggered by a signal, a call, or an HTTP request the app chooses to mount, written to a directory as .cpuprofile,
-// .heapprofile and pprof. One capture at a time. Nothing here throws into the host app or keeps its process alive.
+// .heapprofile and pprof, privately (profile-files.js), by a worker thread (profile-worker.js). One capture at a time.
+// Once set up, nothing here throws into the host app or keeps its process alive; a bad option throws when it is given.
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { mkdir, rename, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { constants } from 'node:os'
+import { resolve } from 'node:path'
 import { isMainThread, threadId } from 'node:worker_threads'
 import { startCpuProfile, startHeapSampling } from '../profile/capture.js'
-import { buildHeapProfile, buildProfile } from '../profile/model.js'
-import { modelToPprof } from '../profile/pprof.js'
+import { checkOptions, rule } from './options.js'
+import { defaultProfileDir } from './profile-files.js'
+import { ProfileJob } from './profile-job.js'
 
 /**
  * @typedef {object} ProfilerOptions
- * @property {string} [dir] where captures are written, created when missing (default: `<os tmpdir>/hotpath-profiles`)
- * @property {NodeJS.Signals | false} [signal] the signal that starts a capture (default `SIGUSR2`; `false`: none).
- *   Signals reach the main thread only; in a worker thread, call `capture()`.
+ * @property {string} [dir] where captures are written, created (0700) when missing; it must be a directory, not a
+ *   symbolic link, owned by this process's user and not writable by others (default: `<os tmpdir>/hotpath-profiles-<uid>`,
+ *   which must also be closed to others: mode 0700)
+ * @property {NodeJS.Signals | false} [signal] the signal that starts a capture (default `SIGUSR2`; `false`: none); not
+ *   one that cannot be caught or that Node.js, V8 or the process's ending rely on (SIGKILL, SIGSTOP, SIGINT, SIGTERM,
+ *   SIGUSR1, SIGPROF, SIGSEGV, SIGBUS, SIGFPE, SIGILL). Signals reach the main thread only; in a worker thread, call
+ *   `capture()`.
  * @property {number} [duration] seconds a capture lasts (default 10)
  * @property {number} [interval] µs between CPU samples (default 1000)
  * @property {boolean} [heap] also take a heap sampling profile (default true)
@@ -44,16 +49,53 @@ import { modelToPprof } from '../profile/pprof.js'
 
 const MIN_TOKEN = 16
 
+// Signals a capture may not take: uncatchable; the ones that end a process (a listener would stop them doing so);
+// Node's inspector (SIGUSR1, which `hotpath --attach` uses); V8's CPU profiler's own timer (SIGPROF); and faults,
+// after which Node says running JavaScript is unsafe.
+const RESERVED_SIGNALS = new Set(['SIGKILL', 'SIGSTOP', 'SIGINT', 'SIGTERM', 'SIGUSR1', 'SIGPROF', 'SIGSEGV', 'SIGBUS', 'SIGFPE', 'SIGILL'])
+
+/** @type {Record<string, import('./options.js').OptionRule>} */
+const PROFILER_OPTIONS = {
+  dir: rule.string(),
+  signal: {
+    types: ['string', 'boolean'],
+    expect: "the name of a signal this process can listen to (e.g. 'SIGUSR2'; not SIGKILL, SIGSTOP, SIGINT, SIGTERM, SIGUSR1, SIGPROF or a fault), or false",
+    valid: (v) => v === false || (typeof v === 'string' && Object.hasOwn(constants.signals, v) && !RESERVED_SIGNALS.has(v))
+  },
+  duration: rule.positive('seconds'),
+  interval: rule.positive('µs'),
+  heap: rule.boolean(),
+  heapInterval: rule.positive('bytes'),
+  onCapture: rule.fn(),
+  onError: rule.fn()
+}
+
+/** @type {Record<string, import('./options.js').OptionRule>} */
+const CAPTURE_OPTIONS = {
+  duration: rule.positive('seconds'),
+  heap: rule.boolean()
+}
+
+/** @type {Record<string, import('./options.js').OptionRule>} */
+const TRIGGER_OPTIONS = {
+  // Its length is checked apart: a message must not repeat a secret.
+  token: { types: ['string'], expect: 'a string' },
+  maxDuration: rule.positive('seconds')
+}
+
 export class Profiler {
   /** @param {ProfilerOptions} [opts] */
   constructor (opts = {}) {
-    this.dir = resolve(opts.dir ?? join(tmpdir(), 'hotpath-profiles'))
-    this.duration = positive(opts.duration, 10, 'duration')
+    checkOptions('profiler()', opts, PROFILER_OPTIONS)
     /** @private */
-    this.interval = opts.interval === undefined ? undefined : Math.round(positive(opts.interval, 1000, 'interval'))
+    this.privateDir = opts.dir === undefined
+    this.dir = opts.dir === undefined ? defaultProfileDir() : resolve(opts.dir)
+    this.duration = opts.duration ?? 10
+    /** @private */
+    this.interval = opts.interval === undefined ? undefined : Math.max(1, Math.round(opts.interval))
     this.heap = opts.heap !== false
     /** @private */
-    this.heapInterval = opts.heapInterval === undefined ? undefined : Math.round(positive(opts.heapInterval, 32768, 'heapInterval'))
+    this.heapInterval = opts.heapInterval === undefined ? undefined : Math.max(1, Math.round(opts.heapInterval))
     /** @private */
     this.onCapture = opts.onCapture
     /** @private */
@@ -76,10 +118,12 @@ export class Profiler {
 
   /**
    * Captures for `duration` seconds and writes the files. Refused (ok: false, reason: 'busy') while another runs.
+   * Bad options throw a TypeError here; the promise never rejects.
    * @param {CaptureOptions} [opts]
    * @returns {Promise<CaptureResult>}
    */
   capture (opts = {}) {
+    checkOptions('profiler.capture()', opts, CAPTURE_OPTIONS)
     /** @type {CaptureResult} */
     let refused
     if (this.closed) refused = { ok: false, reason: 'closed' }
@@ -95,15 +139,12 @@ export class Profiler {
    * @returns {Promise<CaptureResult>}
    */
   start (opts) {
-    const seconds = typeof opts.duration === 'number' && opts.duration > 0 && Number.isFinite(opts.duration) ? opts.duration : this.duration
+    const seconds = opts.duration ?? this.duration
     const withHeap = opts.heap ?? this.heap
     /** @type {() => void} */
     let stop = () => {}
-    const stopped = new Promise((resolve) => {
-      stop = () => resolve(undefined)
-      // Unref'd: an app that wants to exit mid-capture exits; the capture is lost, the app is not held.
-      setTimeout(resolve, seconds * 1000).unref()
-    })
+    /** @type {Promise<void>} */
+    const stopped = new Promise((resolve) => { stop = resolve })
     const done = this.run(seconds, withHeap, stopped).then((result) => {
       this.running = null
       this.tell(result)
@@ -117,33 +158,43 @@ export class Profiler {
    * @private
    * @param {number} seconds
    * @param {boolean} withHeap
-   * @param {Promise<unknown>} stopped
+   * @param {Promise<void>} stopped resolves when close() ends the capture early
    * @returns {Promise<CaptureResult>}
    */
   async run (seconds, withHeap, stopped) {
-    const startedAt = Date.now()
+    // The main thread is profiled from the worker, and never holds the profile; a worker thread profiles itself.
+    const attach = isMainThread
+    /** @type {ProfileJob | null} */
+    let job = null
     /** @type {Awaited<ReturnType<typeof startCpuProfile>> | null} */
     let cpu = null
     /** @type {Awaited<ReturnType<typeof startHeapSampling>> | null} */
     let heap = null
     try {
-      cpu = await startCpuProfile({ interval: this.interval })
-      if (withHeap) heap = await startHeapSampling({ interval: this.heapInterval })
-      await stopped
-      const cpuProfile = await cpu.stop()
-      const heapProfile = heap ? await heap.stop() : null
-      const duration = (Date.now() - startedAt) / 1000
-      const stem = join(this.dir, `${isMainThread ? '' : `t${threadId}-`}${process.pid}-${stamp(startedAt)}`)
-      await mkdir(this.dir, { recursive: true })
-      // No source reading here: synchronous file reads would stall the app. `hotpath flame --from` maps sources later.
-      const files = [
-        await writeAtomic(`${stem}.cpuprofile`, JSON.stringify(cpuProfile)),
-        await writeAtomic(`${stem}.cpu.pb.gz`, modelToPprof(buildProfile(cpuProfile, { readSources: false })))
-      ]
-      if (heapProfile) {
-        files.push(await writeAtomic(`${stem}.heapprofile`, JSON.stringify(heapProfile)))
-        files.push(await writeAtomic(`${stem}.heap.pb.gz`, modelToPprof(buildHeapProfile(heapProfile, { readSources: false }))))
+      job = new ProfileJob({
+        dir: this.dir,
+        private: this.privateDir,
+        prefix: isMainThread ? '' : `t${threadId}-`,
+        attach,
+        heap: withHeap,
+        interval: this.interval,
+        heapInterval: this.heapInterval
+      })
+      // The directory is checked before anything is profiled: a refused one costs the app nothing.
+      await job.started
+      if (attach) {
+        await lasting(seconds, stopped)
+        job.stop()
+      } else {
+        const startedAt = Date.now()
+        cpu = await startCpuProfile({ interval: this.interval })
+        if (withHeap) heap = await startHeapSampling({ interval: this.heapInterval })
+        await lasting(seconds, stopped)
+        const cpuProfile = await cpu.stop()
+        const heapProfile = heap ? await heap.stop() : null
+        job.send({ cpu: cpuProfile, heap: heapProfile, startedAt, duration: (Date.now() - startedAt) / 1000 })
       }
+      const { files, startedAt, duration } = await job.done
       return { ok: true, files, startedAt, duration }
     } catch (err) {
       // Whatever failed, the profilers must not stay on.
@@ -153,6 +204,8 @@ export class Profiler {
         this.onError(error)
       } catch {}
       return { ok: false, reason: 'failed', error: error.message }
+    } finally {
+      job?.end()
     }
   }
 
@@ -175,11 +228,12 @@ export class Profiler {
    */
   httpHandler (opts) {
     // A configuration mistake is reported when the app sets it up, not at a request.
+    checkOptions('profiler.httpHandler()', opts, TRIGGER_OPTIONS)
     if (typeof opts?.token !== 'string' || opts.token.length < MIN_TOKEN) {
-      throw new TypeError(`the profiling HTTP trigger needs a token of at least ${MIN_TOKEN} characters`)
+      throw new TypeError(`profiler.httpHandler(): token must be a secret of at least ${MIN_TOKEN} characters`)
     }
     const expected = digest(opts.token)
-    const maxDuration = positive(opts.maxDuration, 60, 'maxDuration')
+    const maxDuration = opts.maxDuration ?? 60
     return (req, res) => {
       try {
         handle(this, req, res, expected, maxDuration)
@@ -258,35 +312,24 @@ function answer (res, status, body) {
   } catch {}
 }
 
+/**
+ * The capture's time, counted from when the profilers run (a worker takes a moment to start), or until close().
+ * @param {number} seconds
+ * @param {Promise<void>} stopped
+ */
+async function lasting (seconds, stopped) {
+  /** @type {NodeJS.Timeout | undefined} */
+  let timer
+  // Unref'd: an app that wants to exit mid-capture exits; the capture is lost, the app is not held.
+  const elapsed = new Promise((resolve) => { timer = setTimeout(resolve, seconds * 1000).unref() })
+  try {
+    await Promise.race([elapsed, stopped])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 /** @param {string} text */
 function digest (text) {
   return createHash('sha256').update(text).digest()
-}
-
-/**
- * @param {string} file
- * @param {string | Uint8Array} content
- */
-async function writeAtomic (file, content) {
-  // Written aside, then renamed: whoever watches the directory never reads half a profile.
-  const tmp = `${file}.${process.pid}.tmp`
-  await writeFile(tmp, content)
-  await rename(tmp, file)
-  return file
-}
-
-/** @param {number} ms */
-function stamp (ms) {
-  return new Date(ms).toISOString().replace(/[-:]/g, '')
-}
-
-/**
- * @param {number | undefined} value
- * @param {number} fallback
- * @param {string} name
- */
-function positive (value, fallback, name) {
-  if (value === undefined) return fallback
-  if (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value)) throw new TypeError(`${name} must be a positive number, got ${value}`)
-  return value
 }
