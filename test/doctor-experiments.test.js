@@ -35,7 +35,7 @@ function assertFigures (t) {
 }
 
 test('gc dominated by scavenges: the semi-space ladder is measured and the advice is the value that gave the gain', async () => {
-  const run = await doctor(['--experiment-time', '100s'], ['node', server('young-generation.js')])
+  const run = await doctor(['--experiment-time', '100s'], [process.execPath, server('young-generation.js')])
   try {
     assert.equal(run.code, 0, run.stderr)
     const d = run.json
@@ -76,7 +76,7 @@ test('gc dominated by scavenges: the semi-space ladder is measured and the advic
 })
 
 test('requests waiting on the thread pool: UV_THREADPOOL_SIZE is measured, and said plainly when it does not help', async () => {
-  const run = await doctor(['--experiment-time', '60s'], ['node', server('thread-pool.js')])
+  const run = await doctor(['--experiment-time', '40s'], [process.execPath, server('thread-pool.js')])
   try {
     assert.equal(run.code, 0, run.stderr)
     const d = run.json
@@ -103,9 +103,38 @@ test('requests waiting on the thread pool: UV_THREADPOOL_SIZE is measured, and s
   }
 })
 
+test('a heap near its limit: --max-old-space-size is measured, with the warning that it postpones a leak', async () => {
+  const run = await doctor(['--experiment-time', '60s'], [process.execPath, '--max-old-space-size=64', '--max-semi-space-size=1', server('heap-limit.js')])
+  try {
+    assert.equal(run.code, 0, run.stderr)
+    const d = run.json
+    assert.equal(d.category, 'gc', d.summary)
+    const e = d.experiments?.find((/** @type {any} */ x) => x.setting === 'max-old-space-size')
+    assert.ok(e, `no heap-limit experiment: ${d.recommendations.join('\n')}`)
+    assert.equal(e.why, 'heap-near-limit')
+    assert.ok(e.facts.heapUsed > 0.7 * e.facts.heapLimit)
+    // Twice and four times the limit in effect (the command's own flag, which the phases replace).
+    assert.deepEqual(e.tried.map((/** @type {any} */ t) => t.value), ['128', '256'].slice(0, e.tried.length))
+    assert.ok(e.tried.length >= 1)
+    for (const t of e.tried) assertFigures(t)
+    assert.match(e.summary, /A higher heap limit postpones a leak's crash; it does not fix the leak\./)
+    assert.ok(d.recommendations.includes(e.summary))
+    if (e.verdict === 'helps') {
+      assert.equal(d.recommendations[0], e.summary)
+      assert.match(e.summary, new RegExp(`^Measured, --max-old-space-size=${e.chosen} \\(the heap's limit now \\d+ MB\\): `))
+    } else {
+      assert.match(e.summary, /no gain beyond noise|does not help/)
+    }
+    // The generic line ("raise it with --max-old-space-size=<MB>") gave way to what was measured.
+    assert.ok(!d.facts.recommendations.some((/** @type {any} */ a) => a.kind === 'heap-near-limit'))
+  } finally {
+    await rm(run.dir, { recursive: true, force: true })
+  }
+})
+
 test('--try measures the user\'s own settings against the baseline; --no-experiments skips the automatic ones', async () => {
   const variant = '--max-semi-space-size=64 UV_THREADPOOL_SIZE=2'
-  const run = await doctor(['--no-experiments', `--try=${variant}`, '--experiment-time', '60s'], ['node', server('young-generation.js')])
+  const run = await doctor(['--no-experiments', `--try=${variant}`, '--experiment-time', '60s'], [process.execPath, server('young-generation.js')])
   try {
     assert.equal(run.code, 0, run.stderr)
     const d = run.json
@@ -134,7 +163,7 @@ test('--try measures the user\'s own settings against the baseline; --no-experim
 })
 
 test('--no-experiments: nothing is measured after the run, and no experiments in the JSON', async () => {
-  const run = await doctor(['--no-experiments'], ['node', server('young-generation.js')])
+  const run = await doctor(['--no-experiments'], [process.execPath, server('young-generation.js')])
   try {
     assert.equal(run.code, 0, run.stderr)
     assert.equal(run.json.experiments, undefined)
@@ -151,7 +180,7 @@ test('--try with a word that is no setting, or a bad --experiment-time: one line
     [['--try=--import=x.js'], /--try takes settings, not modules to preload/],
     [['--experiment-time', 'soon'], /--experiment-time must be a duration/]
   ])) {
-    const run = await hotpath(['doctor', ...args, '--', 'node', server('young-generation.js')])
+    const run = await hotpath(['doctor', ...args, '--', process.execPath, server('young-generation.js')])
     assert.equal(run.code, 2, run.stderr)
     assert.match(run.stderr, message)
     assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr)
@@ -159,13 +188,13 @@ test('--try with a word that is no setting, or a bad --experiment-time: one line
 })
 
 test('--try with a flag node refuses: the experiment says it could not run, and why', async () => {
-  const run = await doctor(['--no-experiments', '--try=--no-such-flag-at-all', '--experiment-time', '30s'], ['node', server('thread-pool.js')])
+  const run = await doctor(['--no-experiments', '--try=--no-such-flag-at-all', '--experiment-time', '30s'], [process.execPath, server('thread-pool.js')])
   try {
     assert.equal(run.code, 0, run.stderr)
     const e = run.json.experiments[0]
     assert.equal(e.verdict, 'failed')
     assert.equal(e.tried[0].verdict, 'failed')
-    assert.match(e.summary, /^Not measured: the server did not run with --no-such-flag-at-all \(.*\)/)
+    assert.match(e.summary, /^Not measured: the server failed with --no-such-flag-at-all \(.*\)/)
   } finally {
     await rm(run.dir, { recursive: true, force: true })
   }

@@ -6,11 +6,10 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { chown, chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
+import { chown, chmod, lstat, mkdir, mkdtemp, readdir, rm, symlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { profiler } from 'hotpath/runtime'
-import { writeExclusive } from '../src/runtime/profile-files.js'
 
 const uid = /** @type {() => number} */ (process.getuid)()
 const NAME = /^\d+-\d{8}T\d{6}\.\d{3}Z-[0-9a-f]{16}\.(cpuprofile|cpu\.pb\.gz)$/
@@ -143,34 +142,4 @@ test('a directory given as dir is checked too: not a link, not writable by other
   const made = join(tmp, 'made', 'here')
   assert.equal((await captureTo(made)).ok, true)
   assert.equal(await modeOf(made), 0o700)
-})
-
-test('a file is never written through a planted link nor over an existing file, and comes out 0600', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'hotpath-excl-'))
-  t.after(() => rm(dir, { recursive: true, force: true }))
-  const victim = join(dir, 'victim')
-  await writeFile(victim, 'precious')
-
-  // A link to a file that exists, and one that dangles (where it points, a file would be created).
-  await symlink(victim, join(dir, 'a.cpuprofile'))
-  await assert.rejects(writeExclusive(join(dir, 'a.cpuprofile'), 'profile'), { code: 'EEXIST' })
-  assert.equal(await readFile(victim, 'utf8'), 'precious')
-  await symlink(join(dir, 'created'), join(dir, 'b.cpuprofile'))
-  await assert.rejects(writeExclusive(join(dir, 'b.cpuprofile'), 'profile'), { code: 'EEXIST' })
-  await assert.rejects(stat(join(dir, 'created')), { code: 'ENOENT' })
-
-  // A file already there is left as it was.
-  await assert.rejects(writeExclusive(victim, 'profile'), { code: 'EEXIST' })
-  assert.equal(await readFile(victim, 'utf8'), 'precious')
-
-  // Whatever the umask lets through, 0600; and nothing is left aside.
-  const umask = process.umask(0)
-  try {
-    assert.equal(await writeExclusive(join(dir, 'c.cpuprofile'), 'profile'), join(dir, 'c.cpuprofile'))
-  } finally {
-    process.umask(umask)
-  }
-  assert.equal(await modeOf(join(dir, 'c.cpuprofile')), 0o600)
-  assert.equal(await readFile(join(dir, 'c.cpuprofile'), 'utf8'), 'profile')
-  assert.deepEqual((await readdir(dir)).sort(), ['a.cpuprofile', 'b.cpuprofile', 'c.cpuprofile', 'victim'])
 })

@@ -75,10 +75,6 @@ export function plannedExperiments (category, s, env) {
   /** @type {ExperimentPlan[]} */
   const out = []
   if (category === 'load-failed' || category === 'target-failed' || category === 'insufficient-data') return out
-  if (category === 'gc' && dominantGc(s) === 'scavenge') {
-    const current = flagValue(env.NODE_OPTIONS, 'max-semi-space-size')
-    out.push({ setting: 'max-semi-space-size', kind: 'flag', why: 'scavenges', current, ladder: semiSpaceLadder(Number(current ?? 0)) })
-  }
   const m = s.memory
   if ((category === 'gc' || category === 'memory-leak') && m.heapLimit > 0 && m.heapUsed > 0.7 * m.heapLimit) {
     const limitMb = Math.round(m.heapLimit / MB)
@@ -86,6 +82,12 @@ export function plannedExperiments (category, s, env) {
     const room = Math.min(totalmem() * 0.75, freemem() + m.heapLimit) / MB
     const ladder = [2, 4].map(k => Math.round((limitMb * k) / 64) * 64).filter(v => v <= room)
     if (ladder.length > 0) out.push({ setting: 'max-old-space-size', kind: 'flag', why: 'heap-near-limit', current: String(limitMb), ladder: ladder.map(String), facts: { heapUsed: m.heapUsed, heapLimit: m.heapLimit } })
+  }
+  // After the heap's limit, when both are called for: a bigger young generation on a heap near its limit can only
+  // bring the limit nearer.
+  if (category === 'gc' && dominantGc(s) === 'scavenge') {
+    const current = flagValue(env.NODE_OPTIONS, 'max-semi-space-size')
+    out.push({ setting: 'max-semi-space-size', kind: 'flag', why: 'scavenges', current, ladder: semiSpaceLadder(Number(current ?? 0)) })
   }
   const pool = s.waits.sites.find(w => POOL_WAITS.has(w.resource.type) && w.share >= THRESHOLDS.waitShare)
   if (pool) {

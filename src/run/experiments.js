@@ -150,9 +150,10 @@ export async function runExperiments (plans, o, run) {
 export async function runPhase (variant, o, label) {
   const started = Date.now()
   const dir = mkdtempSync(join(tmpdir(), 'hotpath-experiment-'))
-  const target = new TargetProcess(o.command, {
+  const { command, flags } = withFlags(o.command, variant.flags)
+  const target = new TargetProcess(command, {
     env: { ...variant.env, HOTPATH_EXPERIMENT_DIR: dir },
-    nodeOptions: [...variant.flags, `--import=${GAUGE}`].join(' ')
+    nodeOptions: [...flags, `--import=${GAUGE}`].join(' ')
   })
   /** @type {PhaseRecord} */
   const record = { ...label, result: null, gauge: null, failed: null, ms: 0 }
@@ -181,6 +182,28 @@ export async function runPhase (variant, o, label) {
     record.ms = Date.now() - started
   }
   return record
+}
+
+/**
+ * Puts a variant's flags where they take effect: node reads NODE_OPTIONS before its command line, so a flag the
+ * command already gives before its script (`node --max-old-space-size=512 app.js`) is changed there; the others go in
+ * NODE_OPTIONS.
+ * @param {string[]} command
+ * @param {string[]} flags
+ */
+export function withFlags (command, flags) {
+  const out = [...command]
+  // node's own options come before the script: what follows it is the app's.
+  const script = out.findIndex((w, k) => k > 0 && !w.startsWith('-'))
+  const own = script === -1 ? out.length : script
+  const rest = []
+  for (const flag of flags) {
+    const name = flag.split('=')[0].replaceAll('_', '-')
+    const at = name.startsWith('--') && flag.includes('=') ? out.findIndex((w, k) => k > 0 && k < own && w.replaceAll('_', '-').startsWith(`${name}=`)) : -1
+    if (at > 0) out[at] = flag
+    else rest.push(flag)
+  }
+  return { command: out, flags: rest }
 }
 
 /**

@@ -31,7 +31,8 @@ export function settingText (e, value) {
  */
 export function experimentSentence (e) {
   const unit = e.setting === 'max-semi-space-size' || e.setting === 'max-old-space-size' ? ' MB' : ''
-  const now = e.current !== null && e.kind !== 'try' ? ` (now ${e.current}${unit})` : ''
+  // The old generation's limit is read as the heap's (young generation included): V8 reports no other.
+  const now = e.current === null || e.kind === 'try' ? '' : e.setting === 'max-old-space-size' ? ` (the heap's limit now ${e.current} MB)` : ` (now ${e.current}${unit})`
   const phases = `measured in ${e.phaseSeconds} s phases, each candidate between two baselines`
   const caveat = e.setting === 'max-old-space-size' ? ' A higher heap limit postpones a leak\'s crash; it does not fix the leak.' : ''
   if (e.verdict === 'not-run') {
@@ -49,7 +50,7 @@ export function experimentSentence (e) {
   const values = e.tried.map(t => `${t.value}${unit}`).join(', ')
   if (e.verdict === 'failed') {
     const t = e.tried.find(x => x.failed !== null)
-    return `Not measured: the server did not run with ${settingText(e, t?.value ?? '')}${t?.failed ? ` (${t.failed})` : ''}.`
+    return `Not measured: the server failed with ${settingText(e, t?.value ?? '')}${t?.failed ? ` (${t.failed})` : ''}.`
   }
   const list = e.kind === 'try' ? e.tried.map(outcome).join('; ') : e.tried.map(t => `${t.value}${unit}: ${outcome(t)}`).join('; ')
   if (e.verdict === 'worse') {
