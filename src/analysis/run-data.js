@@ -107,6 +107,7 @@ export function readRun (dir) {
     .filter(t => t !== null)
     .sort((a, b) => a.pid - b.pid || a.threadId - b.threadId)
   const data = { dir: abs, run, threads, damage, profiles: new Map(), retainers: readRetainers(abs) }
+  addPhaseProfiles(data)
   for (const t of threads) checkProfiles(data, t, names)
   // libuv misreads utilisation while the CPU profiler runs; the profile itself knows (see profile-utilization.js)
   for (const t of threads) {
@@ -125,6 +126,23 @@ function readRetainers (dir) {
     return r !== null && typeof r === 'object' && Array.isArray(r.culprits) && r.error === null ? r : null
   } catch {
     return null
+  }
+}
+
+/**
+ * The heap samples doctor takes after the window (src/run/memory-phases.js) belong to the loaded process's main
+ * thread: run.json names them, its probe's log does not.
+ * @param {RunData} data
+ */
+function addPhaseProfiles (data) {
+  const run = /** @type {any} */ (data.run)
+  const main = data.threads.find(t => t.pid === run.listening.pid && t.threadId === 0)
+  if (main === undefined) return
+  /** @type {Record<string, unknown>} */
+  const files = { ...run.allocations?.files, heapRetained: run.retainers?.heapRetained ?? run.allocations?.files?.heapRetained }
+  for (const kind of /** @type {const} */ (['heapAllocations', 'heapRetained'])) {
+    const name = files[kind]
+    if (typeof name === 'string' && main.profiles[kind] === undefined) main.profiles[kind] = name
   }
 }
 

@@ -31,9 +31,9 @@ export const spec = {
     save: { type: 'string', value: 'dir', description: 'where to record the run', default: '.hotpath/<time>-doctor' },
     analyse: { type: 'string', value: 'dir', description: 're-analyse a recorded run without running anything' },
     interval: { type: 'string', value: 'ms', description: 'runtime sampling interval in the target', default: '10' },
-    'profile-interval': { type: 'string', value: 'µs', description: 'CPU profile sampling interval', default: '1000' },
+    'profile-interval': { type: 'string', value: 'µs', description: 'CPU profile sampling interval', default: 'about 2,500 samples over the load, 1000–10000' },
     'no-profile': { type: 'boolean', description: 'do not CPU-profile the target (no culprits from CPU time)' },
-    'heap-interval': { type: 'string', value: 'bytes', description: 'heap sampling interval for allocation culprits (0: off)', default: '262144' },
+    'heap-interval': { type: 'string', value: 'bytes', description: 'heap sampling interval for allocation culprits, sampled after the load when GC or what it left alive asks (0: off)', default: '262144' },
     'no-retainers': { type: 'boolean', description: 'when the load leaves megabytes alive, do not load twice more between heap snapshots to see what keeps them' },
     'fail-on-problem': { type: 'boolean', description: 'exit 1 unless the verdict is healthy' },
     ...EXPERIMENT_FLAGS
@@ -70,11 +70,18 @@ export async function run ({ values, positionals, command }, io) {
   const record = await recordFromFlags(values, command, io, {
     runDir,
     interval: /** @type {number} */ (numberFlag('interval', str('interval') ?? '10')),
-    profileInterval: values['no-profile'] ? 0 : /** @type {number} */ (numberFlag('profile-interval', str('profile-interval') ?? '1000', { integer: true })),
+    profileInterval: values['no-profile'] ? 0 : str('profile-interval') === undefined ? 'auto' : /** @type {number} */ (numberFlag('profile-interval', str('profile-interval'), { integer: true })),
     heapInterval: /** @type {number} */ (numberFlag('heap-interval', str('heap-interval') ?? '262144', { integer: true, allowZero: true })),
-    // A heap that kept as much as a leak would, or a cost per request that climbed through the load: what keeps or grows
-    // is looked at before the verdict (docs/diagnosis.md).
-    retainers: values['no-retainers'] ? null : { minBytes: THRESHOLDS.leakBytes, minRatio: THRESHOLDS.leakRatio, costRose: window => costRoseDuringLoad(runDir, window) }
+    // The heap phases after the window: allocation samples from half the GC share that makes a gc verdict (so that
+    // one never lacks them), survivors and snapshots from what makes a leak's or a cost per request that climbed
+    // (docs/diagnosis.md).
+    memory: {
+      minGcShare: THRESHOLDS.gcShare / 2,
+      minKeptBytes: THRESHOLDS.leakBytes,
+      minKeptRatio: THRESHOLDS.leakRatio,
+      snapshots: !values['no-retainers'],
+      costRose: window => costRoseDuringLoad(runDir, window)
+    }
   })
   io.stderr.write('Analysing…\n')
   await analyseRetainers(runDir)

@@ -2,6 +2,7 @@ import { UsageError } from '../errors.js'
 import { preparePlan } from '../load/load.js'
 import { Progress } from '../report/progress.js'
 import { recordRun } from '../run/doctor-run.js'
+import { profileIntervalFor } from '../run/profile-interval.js'
 import { durationFlag, numberFlag } from './args.js'
 import { LOAD_FLAGS, loadOptionsFromFlags } from './load-options.js'
 
@@ -24,7 +25,8 @@ export const TARGET_FLAGS = {
  * @param {Record<string, unknown>} values
  * @param {string[]} command
  * @param {import('./main.js').Io} io
- * @param {{ runDir: string, interval: number, runtime?: boolean, profileInterval: number, heapInterval: number, retainers?: import('../run/doctor-run.js').RunOptions['retainers'] }} probe
+ * @param {{ runDir: string, interval: number, runtime?: boolean, profileInterval: number | 'auto', heapInterval: number, memory?: import('../run/doctor-run.js').RunOptions['memory'] }} probe
+ *   profileInterval 'auto': from the load window's planned length (profile-interval.js)
  * @returns {Promise<import('../run/doctor-run.js').RunRecord & { interruptedBy: NodeJS.Signals | null }>} the record,
  *   and the signal that stopped the run early (the caller's exit code: 130 for SIGINT, 143 for SIGTERM)
  */
@@ -56,6 +58,9 @@ export async function recordFromFlags (values, command, io, probe) {
     onPort: str('on-port'),
     listenTimeout,
     ...probe,
+    profileInterval: probe.profileInterval === 'auto'
+      ? profileIntervalFor(str('on-port') !== undefined || plan.amount > 0 ? undefined : plan.duration)
+      : probe.profileInterval,
     signal: abort.signal,
     status: (line) => {
       io.stderr.write(`${line}\n`)

@@ -68,8 +68,8 @@ async function heapSession () {
  * keeping only samples of objects still alive when it stops — where what the load left behind was allocated. It runs in
  * the snapshot session: a second session's HeapProfiler.disable, when it closed, would clear the object numbers that
  * follow objects from one snapshot to the next.
- * @param {{ type: string, name?: unknown, interval?: unknown }} command `heap-sampling-start` { interval } or
- *   `heap-sampling-stop` { name }: the file name, in the run dir
+ * @param {{ type: string, name?: unknown, interval?: unknown, includeCollected?: unknown }} command
+ *   `heap-sampling-start` { interval, includeCollected } or `heap-sampling-stop` { name }: the file name, in the run dir
  * @param {{ runDir: string, channel: { send: (message: object) => void } }} options
  */
 export async function onHeapSamplingCommand (command, options) {
@@ -77,7 +77,11 @@ export async function onHeapSamplingCommand (command, options) {
     const s = await heapSession()
     if (command.type === 'heap-sampling-start') {
       const interval = Number(command.interval)
-      await post(s, 'HeapProfiler.startSampling', Number.isInteger(interval) && interval > 0 ? { samplingInterval: interval } : {})
+      /** @type {Record<string, unknown>} */
+      const params = Number.isInteger(interval) && interval > 0 ? { samplingInterval: interval } : {}
+      // Every allocation, collected or not: who makes the garbage (doctor's allocation phase).
+      if (command.includeCollected === true) Object.assign(params, { includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true })
+      await post(s, 'HeapProfiler.startSampling', params)
       options.channel.send({ type: 'heap-sampling-started', pid: process.pid })
       return
     }

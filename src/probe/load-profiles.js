@@ -25,6 +25,8 @@ export class LoadProfiles {
   heapFiles = {}
   /** @type {NodeJS.Timeout | null} */
   heapTimer = null
+  /** @type {number | null} ms of GC pauses in the last load window, from the trace (main thread only) */
+  gcMs = null
 
   /**
    * @param {ProbeOptions} options
@@ -87,7 +89,14 @@ export class LoadProfiles {
     if (this.gcTrace) {
       const trace = await this.gcTrace.stop().catch(() => null)
       this.gcTrace = null
-      if (trace) log.write({ type: 'gc-trace', tid: trace.tid, events: gcEvents(trace.events) })
+      this.gcMs = null
+      if (trace) {
+        const events = gcEvents(trace.events)
+        log.write({ type: 'gc-trace', tid: trace.tid, events })
+        let us = 0
+        for (const e of events) us += e[1]
+        this.gcMs = us / 1000
+      }
     }
     /** @type {{ cpu?: string }} */
     const files = {}

@@ -98,6 +98,8 @@ export class Probe {
       onSample: (sample) => this.writeSample(sample)
     })
     this.loading = false
+    /** epoch ms the load window began, as this probe saw it */
+    this.loadStartedAt = 0
     /** @type {{ start?: number, end?: number }} bytes of heap after the full collections around the load */
     this.settled = {}
     this.profiles = new LoadProfiles(options, this.name, this.sampler, () => this.loading)
@@ -285,7 +287,8 @@ export class Probe {
     // Both clocks at one instant: CPU profiles are stamped on the monotonic one, samples on the wall clock.
     const monotonic = Number(process.hrtime.bigint() / 1000n)
     await this.settleHeap('start')
-    this.log.write({ type: 'load-start', time: Date.now(), monotonic })
+    this.loadStartedAt = Date.now()
+    this.log.write({ type: 'load-start', time: this.loadStartedAt, monotonic })
     await this.profiles.start()
     this.options.channel.send({ type: 'started', pid: process.pid, threadId: this.tid })
   }
@@ -297,14 +300,17 @@ export class Probe {
     }
     this.loading = false
     this.disarmWaits()
-    this.log.write({ type: 'load-stop', time: Date.now() })
+    const stoppedAt = Date.now()
+    this.log.write({ type: 'load-stop', time: stoppedAt })
     // The window closes on a sample boundary, with everything measured up to it.
     if (this.sampler.running) this.writeSample(this.sampler.sample(), true)
     await this.profiles.stop(this.log)
     await this.settleHeap('end')
     this.flush()
-    // What the load left alive, for hotpath to decide at once whether to look at what keeps it (doctor's retainers).
-    this.options.channel.send({ type: 'stopped', pid: process.pid, threadId: this.tid, settled: this.settled })
+    // What the load left alive and the GC time it cost, for hotpath to decide at once whether to look at what keeps
+    // it (doctor's retainers) and who allocates (its allocation phase).
+    const gc = this.profiles.gcMs === null ? {} : { gcMs: this.profiles.gcMs, windowMs: stoppedAt - this.loadStartedAt }
+    this.options.channel.send({ type: 'stopped', pid: process.pid, threadId: this.tid, settled: this.settled, ...gc })
   }
 
   /**

@@ -7,7 +7,7 @@ import { listeningUrl, TargetProcess } from './target-process.js'
 import { freshRunDir } from './run-dir.js'
 import { attachedTarget, inspectProcess } from './attach.js'
 import { hostNow, hostUseSince } from './host-use.js'
-import { recordRetainers } from './retainer-phases.js'
+import { recordMemoryPhases } from './memory-phases.js'
 
 /**
  * @typedef {object} RunOptions
@@ -23,14 +23,13 @@ import { recordRetainers } from './retainer-phases.js'
  * @property {boolean} [runtime] whether the probe samples the runtime and counts requests and listeners (default
  *   true); without, it records only the profiles (hotpath flame)
  * @property {number} profileInterval µs between CPU samples (0: no CPU profile)
- * @property {number} heapInterval bytes between heap samples (0: none)
+ * @property {number} heapInterval bytes between heap samples (0: none): taken after the window, in the phases `memory`
+ *   asks for, never in the window itself (memory-phases.js says why)
  * @property {AbortSignal} [signal] aborting ends the load early; the run is still recorded
  * @property {(message: string) => void} [status] progress lines for a terminal
  * @property {(bin: import('../load/recorder.js').Bin) => void} [onBin]
- * @property {{ minBytes: number, minRatio: number, costRose?: (window: { pid: number, port: number, start: number, end: number }) => boolean } | null} [retainers]
- *   when the heap the load left alive grew by this much (bytes, and share of where it started), or when `costRose`
- *   says each request cost more than the last (state that grows by a little per request), load twice more between
- *   heap snapshots to see what keeps it
+ * @property {Omit<import('./memory-phases.js').MemoryPhaseOptions, 'heapInterval'> | null} [memory] the heap phases
+ *   after the window (allocation samples, retainer snapshots), when its figures ask for them; null: none
  */
 
 /**
@@ -52,6 +51,7 @@ import { recordRetainers } from './retainer-phases.js'
  * @property {string[]} stderr the target's last lines of stderr (or stdout)
  * @property {{ interval: number, profileInterval: number, heapInterval: number }} probe
  * @property {import('./retainer-phases.js').RetainerRecord} [retainers] the heap snapshots taken after the load
+ * @property {import('./allocation-phases.js').AllocationRecord} [allocations] the heap samples taken after the load
  * @property {{ cores: number, busyMs: number, ownCpuMs: number, model: string, platform: string, release: string, arch: string, memory: number, processes?: import('./processes.js').ProcessCpu[] }} host
  *   the machine, and what its other processes used during the window (a database the target waits on among them)
  *   the machine, and the CPU it and hotpath itself (with its load threads) used during the load window: what other
@@ -108,20 +108,9 @@ export async function recordRun (options) {
   channel.broadcast({ type: 'load-stop', time: windowEnd })
   // The probes write their profiles now; a big one takes a moment.
   await stopped.all(15000)
-  /** @type {import('./retainer-phases.js').RetainerRecord | undefined} */
-  let retainers
-  if (options.retainers && failure === null && !abort.signal.aborted && result !== null && !result.failed) {
-    const kept = keptBytes(stopped.messages, listening.pid)
-    const leaking = kept !== null && kept.end - kept.start >= options.retainers.minBytes && kept.end - kept.start >= options.retainers.minRatio * kept.start
-    const rising = !leaking && options.retainers.costRose?.({ pid: listening.pid, port: listening.port, start: windowStart, end: windowEnd }) === true
-    if (leaking || rising) {
-      const bytes = kept === null ? 0 : kept.end - kept.start
-      status(leaking
-        ? `The load left ${(bytes / 1048576).toFixed(1)} MB alive on the heap: loading twice more between heap snapshots, to see what keeps it…`
-        : 'Each request cost more CPU than the last: loading twice more between heap snapshots, to see what grows with them…')
-      retainers = await recordRetainers(target, { pid: listening.pid, url, load: options.load, runDir, keptBytes: bytes, reason: leaking ? 'kept' : 'cost', signal: abort.signal })
-    }
-  }
+  const phases = options.memory && failure === null && !abort.signal.aborted && result !== null && !result.failed
+    ? await recordMemoryPhases(target, { phases: { ...options.memory, heapInterval: options.heapInterval }, stopped: stopped.messages, listening, window: { start: windowStart, end: windowEnd }, url, load: options.load, runDir, signal: abort.signal, status })
+    : {}
   const exit = await target.stop()
   options.signal?.removeEventListener('abort', onAbort)
   if (failure) throw failure
@@ -142,25 +131,11 @@ export async function recordRun (options) {
     aborted: Boolean(options.signal?.aborted),
     stderr: target.tail(),
     probe: { interval: options.interval, profileInterval: options.profileInterval, heapInterval: options.heapInterval },
-    ...(retainers ? { retainers } : {}),
+    ...phases,
     host: hostUse
   }
   writeFileSync(resolve(runDir, 'run.json'), JSON.stringify(record, null, 2))
   return record
-}
-
-/**
- * The loaded process's heap after a full collection just before the load and just after it (its probe's), or null
- * when its probe did not say.
- * @param {any[]} stopped the probes' 'stopped' messages
- * @param {number} pid
- * @returns {{ start: number, end: number } | null}
- */
-function keptBytes (stopped, pid) {
-  const main = stopped.find(m => m.pid === pid && m.threadId === 0)
-  const start = main?.settled?.start
-  const end = main?.settled?.end
-  return typeof start === 'number' && typeof end === 'number' ? { start, end } : null
 }
 
 /**
@@ -175,11 +150,8 @@ function probedTarget (options, runDir) {
     HOTPATH_INTERVAL: String(options.interval),
     HOTPATH_RUNTIME: options.runtime === false ? '0' : '1',
     HOTPATH_PROFILE_INTERVAL: String(options.profileInterval),
-    HOTPATH_HEAP_INTERVAL: String(options.heapInterval),
-    // halfway through a load of known length; 5 s into one of unknown length (--on-port, --amount)
-    HOTPATH_HEAP_SPLIT: String(Number.isFinite(options.load.duration ?? 10) && !options.onPort && !options.load.amount
-      ? ((options.load.duration ?? 10) * 1000) / 2
-      : 5000)
+    // Heap samples are taken after the window (memory-phases.js), not in it.
+    HOTPATH_HEAP_INTERVAL: '0'
   }
   return options.attach ? attachedTarget(options.attach, { env }) : new TargetProcess(options.command, { env })
 }

@@ -189,13 +189,13 @@ async function sampleAllocations (target, peer, record, what) {
  * Sends the probe a command and waits for its reply of the given type.
  * @param {TargetProcess} target
  * @param {import('./channel.js').Peer} peer
- * @param {{ type: string, name?: string, interval?: number }} command
+ * @param {{ type: string, name?: string, interval?: number, includeCollected?: boolean }} command
  * @param {string} replyType
  * @param {number} timeout seconds
  * @param {string} flag the option that sets the timeout, for the message
  * @returns {Promise<any>} the reply; `{ error }` when none came in time; null when the target exited
  */
-async function ask (target, peer, command, replyType, timeout, flag) {
+export async function ask (target, peer, command, replyType, timeout, flag) {
   /** @type {(message: any) => void} */
   let onMessage = () => {}
   /** @type {NodeJS.Timeout | undefined} */

@@ -2,6 +2,7 @@
 // heap's technique — so that a leak's verdict rests on what keeps objects alive and its first culprit names it. The
 // load window is over: what these phases cost the server is not in any of the run's figures.
 import { probeOf, runPhase, snapshot } from './heap-run.js'
+import { sampleHeap } from './allocation-phases.js'
 
 /** Seconds each phase loads at most: enough requests to tell a group that grows with them, short beside the run. */
 const PHASE_SECONDS = 3
@@ -13,6 +14,8 @@ const PHASE_SECONDS = 3
  * @property {number} keptBytes what the load window left alive
  * @property {'kept' | 'cost'} reason what asked for them: the bytes kept, or a cost per request that rose
  * @property {string | null} error why they stopped short, if they did
+ * @property {string} [heapRetained] the heap samples of what the two loads left alive (sampled from the first load to
+ *   the last snapshot), for the loaded process's main thread; absent when they could not be taken
  */
 
 /**
@@ -24,6 +27,7 @@ const PHASE_SECONDS = 3
  * @param {string} o.runDir
  * @param {number} o.keptBytes
  * @param {'kept' | 'cost'} o.reason
+ * @param {number} o.heapInterval bytes between heap samples of what survives (0: none)
  * @param {AbortSignal} o.signal
  * @returns {Promise<RetainerRecord>}
  */
@@ -41,6 +45,9 @@ export async function recordRetainers (target, o) {
     const seconds = Math.max(1, Math.min(PHASE_SECONDS, (o.load.duration ?? PHASE_SECONDS) / 2))
     const load = { ...o.load, duration: seconds, amount: undefined, warmup: undefined }
     await take()
+    // What survives the two loads is also sampled where it was allocated: the leak's second culprit, the line that
+    // allocates what is kept. The samples are a by-product: without them the snapshots still blame.
+    const sampling = o.heapInterval > 0 ? await sampleHeap(target, peer, 'start', { kind: 'retained', interval: o.heapInterval, pid: o.pid }).then(() => true, () => false) : false
     for (const name of /** @type {const} */ (['growth', 'settle'])) {
       if (o.signal.aborted) throw new Error('interrupted')
       const { result, ...phase } = await runPhase(name, /** @type {any} */ ({ load }), o.url, o.signal)
@@ -48,6 +55,7 @@ export async function recordRetainers (target, o) {
       if (phase.failed !== null) throw new Error(`the ${name} load failed: ${phase.failed}`)
       await take()
     }
+    if (sampling) record.heapRetained = await sampleHeap(target, peer, 'stop', { kind: 'retained', interval: o.heapInterval, pid: o.pid }).catch(() => undefined)
   } catch (err) {
     record.error = String(/** @type {Error} */ (err)?.message ?? err)
   }
