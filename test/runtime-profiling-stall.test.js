@@ -59,8 +59,10 @@ test('a long capture of a busy server is written without stalling its event loop
     t.diagnostic(`${cpu.samples.length} samples, ${cpu.nodes.length} nodes; written in ${stall.writeMs} ms; loop late by ${stall.write} ms at worst while writing, ${stall.before} ms in the 5 s before; ${result.requests?.total ?? '?'} requests`)
     // The profile is about as big as a minute's at the default interval.
     assert.ok(cpu.samples.length > 40_000, `${cpu.samples.length} samples`)
-    // On the app's thread, parsing, serialising and encoding it took hundreds of milliseconds in one piece.
-    assert.ok(stall.write < 50, `the event loop was late by ${stall.write} ms while the capture was written`)
+    // On the app's thread, parsing, serialising and encoding it took hundreds of milliseconds in one piece (341 ms,
+    // measured). A busy machine makes the loop late by itself: the seconds before the capture's end say by how
+    // much, and the writing may not add more than that again.
+    assert.ok(stall.write < Math.max(50, 2 * stall.before), `the event loop was late by ${stall.write} ms while the capture was written (${stall.before} ms before)`)
   } finally {
     child.kill('SIGTERM')
     await once(child, 'exit')
