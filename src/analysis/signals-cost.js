@@ -24,8 +24,8 @@ const BIN_MS = 500
 /**
  * The CPU per request of the serving processes, half-second by half-second, against the requests served until then.
  * The first second is left out: code still being compiled costs the first requests more, which is the opposite trend.
- * @param {import('./signals-heap.js').Sample[]} serving the serving threads' samples in the window
- * @param {import('./signals-heap.js').Sample[]} processes the serving processes' main threads' samples (CPU is
+ * @param {import('./signals-serving.js').Sample[]} serving the serving threads' samples in the window
+ * @param {import('./signals-serving.js').Sample[]} processes the serving processes' main threads' samples (CPU is
  *   process-wide: counted once per process)
  * @param {number} port
  * @param {number} start window start, epoch ms
