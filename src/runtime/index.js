@@ -50,4 +50,4 @@ export { registerOtelMetrics } from './metrics/otel.js'
 /** @typedef {import('./profiling.js').ProfilerOptions} ProfilerOptions */
 /** @typedef {import('./profiling.js').CaptureOptions} CaptureOptions */
 /** @typedef {import('./profiling.js').CaptureResult} CaptureResult */
-/** @typedef {import('./profiling.js').HttpTriggerOptions} HttpTriggerOptions */
+/** @typedef {import('./profile-trigger.js').HttpTriggerOptions} HttpTriggerOptions */
