@@ -2,7 +2,7 @@
 // array scanned or serialised whole, a list searched one by one) makes the CPU per request climb through the run
 // while the heap grows only by an entry per request — a verdict filed under the event loop, with the heap "flat",
 // tells the symptom and misses the cause.
-import { linearFit, slopeT } from './stats.js'
+import { linearFit, slopeT } from '../stats.js'
 import { THRESHOLDS } from './thresholds.js'
 
 /**

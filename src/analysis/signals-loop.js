@@ -1,6 +1,6 @@
 // How the serving threads' event loop fared over the window: how late it ran, how busy it was, how long it waited for
 // a CPU, and the garbage collection pauses that held it.
-import { mean, percentile } from './stats.js'
+import { mean, percentile } from '../stats.js'
 
 /** @typedef {import('./run-data.js').ThreadRecord['samples'][number]} Sample */
 

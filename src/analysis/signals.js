@@ -10,7 +10,7 @@ import { memoryFigures } from './signals-memory.js'
 import { agentPressure, outgoingCalls } from './signals-outgoing.js'
 import { mainSamples, requestCounts, servingThreads, threadKey } from './signals-serving.js'
 import { roleOf, summarizeThread } from './signals-threads.js'
-import { mean } from './stats.js'
+import { mean } from '../stats.js'
 import { computeWaits } from './waits.js'
 
 /** @typedef {import('./run-data.js').RunData} RunData */
