@@ -16,12 +16,12 @@ const PORT = 3999
 
 /**
  * A two-second load window sampled every 10 ms, as the probe writes it.
- * @param {{ delayP99?: number, delayMax?: number, utilization?: number, cpuMs?: number | ((k: number) => number), finished?: number, seconds?: number }} s
+ * @param {{ delayP99?: number, delayMax?: number, utilization?: number, cpuMs?: number | ((k: number) => number), finished?: number, seconds?: number, run?: object }} s
  *   per sample: event-loop delay (ms), utilisation, CPU (ms, or a function of the sample's index) and requests
- *   finished; and the window's length
+ *   finished; the window's length; and more of the run record (how the target exited, the --on-port command)
  * @returns {Promise<string>} the run directory
  */
-async function writeRun ({ delayP99 = 0, delayMax = delayP99, utilization = 0.3, cpuMs = 1, finished = 10, seconds = 2 } = {}) {
+async function writeRun ({ delayP99 = 0, delayMax = delayP99, utilization = 0.3, cpuMs = 1, finished = 10, seconds = 2, run = {} } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-facts-'))
   const t0 = 1_800_000_000_000
   /** @type {object[]} */
@@ -55,7 +55,8 @@ async function writeRun ({ delayP99 = 0, delayMax = delayP99, utilization = 0.3,
     startedAt: t0 - 100,
     listening: { pid: PID, port: PORT, host: '127.0.0.1', tls: false },
     url: `http://127.0.0.1:${PORT}/`,
-    loadWindow: { start: t0, end: t0 + seconds * 1000 }
+    loadWindow: { start: t0, end: t0 + seconds * 1000 },
+    ...run
   }))
   return dir
 }
@@ -213,4 +214,17 @@ test('a steady cost per request, and one that falls as code warms up, are not a 
   const warming = diagnose(readRun(await writeRun({ seconds: 6, cpuMs: (k) => 2 - 1.5 * k / 600 })))
   assert.equal(warming.measured.facts.growingCost, null)
   assert.ok(!warming.recommendations.some(r => r.kind === 'growing-state'))
+})
+
+test('a failed run\'s first sentence comes with its facts: the exit code of the target, or of the --on-port command', async () => {
+  const crashed = diagnose(readRun(await writeRun({ run: { exit: { code: 1, signal: null, crashed: true } } })))
+  assert.equal(crashed.category, 'target-failed')
+  assert.deepEqual(crashed.failure?.facts, { kind: 'target-exited', code: 1, signal: null })
+  assert.match(wordDiagnosis(crashed).summary, /^The run did not measure the server: the target exited with code 1, 2 s into the load\./)
+  const killed = diagnose(readRun(await writeRun({ run: { exit: { code: null, signal: 'SIGKILL', crashed: true } } })))
+  assert.deepEqual(killed.failure?.facts, { kind: 'target-exited', code: null, signal: 'SIGKILL' })
+  const onPort = diagnose(readRun(await writeRun({ run: { onPort: { command: 'exit 7', code: 7 } } })))
+  assert.equal(onPort.category, 'load-failed')
+  assert.deepEqual(onPort.failure?.facts, { kind: 'on-port-failed', code: 7 })
+  assert.match(wordDiagnosis(onPort).summary, /the --on-port command exited with code 7\./)
 })

@@ -35,10 +35,15 @@ test('a load that gets 404 for every request is a failed load, not a healthy ser
     }).listen(0, '127.0.0.1')
   `)
   assert.equal(r.code, 3, r.stderr)
-  assert.match(r.stdout, /^hotpath doctor: load-failed \(the load failed\)\n\n {2}The run did not measure the server: ([\d,]+) of \1 responses were 404 Not Found\./)
+  const said = /^hotpath doctor: load-failed \(the load failed\)\n\n {2}The run did not measure the server: ([\d,]+) of \1 responses were 404 Not Found\./.exec(r.stdout)
+  assert.ok(said, r.stdout)
   assert.equal(d.category, 'load-failed')
   assert.equal(d.failure.category, 'load-failed')
   assert.match(d.failure.what, /404/)
+  // The numbers of the sentence, as facts.
+  const n = Number(said[1].replace(/,/g, ''))
+  assert.deepEqual(d.failure.facts, { kind: 'load-failed', reason: 'non-2xx', requests: n + d.load.errors, responses: n, badResponses: n, errors: d.load.errors })
+  assert.equal(d.load.statusCodeStats['404'].count, n)
   assert.equal(d.measured.category, 'healthy', 'what the figures alone say is kept apart')
   assert.match(d.recommendations[0], /--path/)
 })
@@ -57,6 +62,7 @@ test('a target that throws on a request: target-failed, the error and its line f
   assert.match(r.stdout, /\| TypeError: Cannot set properties of undefined/)
   assert.equal(d.failure.error.at.line, 4)
   assert.equal(d.run.exit.crashed, true)
+  assert.deepEqual(d.failure.facts, { kind: 'target-exited', code: 1, signal: null })
 })
 
 test('cluster workers that die mid-run: target-failed, how many and when, their profiles kept', async () => {
@@ -75,6 +81,8 @@ test('cluster workers that die mid-run: target-failed, how many and when, their 
   assert.match(r.stdout, /^hotpath doctor: target-failed \(the target failed\)\n\n {2}The run did not measure the server: 2 of 2 cluster workers died during the load(, and the target exited with code 0)?, [\d.]+ s into the load\./)
   assert.equal(d.failure.died.length, 2)
   for (const w of d.failure.died) assert.ok(w.at > 0.5 && w.at < 5, `died at ${w.at} s`)
+  assert.deepEqual({ ...d.failure.facts, exit: null }, { kind: 'workers-died', died: 2, workers: 2, exit: null })
+  assert.equal(d.failure.facts.exit === null, !d.run.exit.crashed, 'how the target exited, when it did')
 })
 
 test('an --on-port command that is not found, or exits 7: load-failed, exit 3', async () => {
@@ -82,10 +90,12 @@ test('an --on-port command that is not found, or exits 7: load-failed, exit 3', 
   const missing = await doctorOn(server, ['--on-port', 'hotpath-no-such-load-tool $PORT'])
   assert.equal(missing.r.code, 3, missing.r.stderr)
   assert.match(missing.r.stdout, /^hotpath doctor: load-failed .*\n\n {2}The run did not measure the server: the --on-port command was not found\./)
+  assert.deepEqual(missing.d.failure.facts, { kind: 'on-port-failed', code: 127 })
   const seven = await doctorOn(server, ['--on-port', 'exit 7'])
   assert.equal(seven.r.code, 3, seven.r.stderr)
   assert.match(seven.r.stdout, /The run did not measure the server: the --on-port command exited with code 7\./)
   assert.match(seven.d.recommendations[0], /exit 7/)
+  assert.deepEqual(seven.d.failure.facts, { kind: 'on-port-failed', code: 7 })
 })
 
 test('a target that opens another listener first: the port that speaks HTTP is loaded', async () => {

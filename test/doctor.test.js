@@ -117,6 +117,11 @@ test('io: an API waiting on a slow upstream through a 5-socket agent', async () 
   assert.deepEqual(pool.wait.pool.limit, { key: 'maxSockets', value: 5 })
   assert.equal(pool.wait.pool.connections, 5)
   assert.ok(pool.wait.queue.msPerWait > 1, `requests queue for a socket: ${pool.wait.queue.msPerWait} ms`)
+  // The verdict's share of each wait spent queueing is a fact of its own, not only a figure in the sentence.
+  const top = d.measured.facts.topWait
+  assert.ok(top?.queue, JSON.stringify(d.measured.facts))
+  assert.ok(Math.abs(top.queue.share - top.queue.msPerWait / top.msPerWait) < 1e-9, `share ${top.queue.share}`)
+  assert.ok(d.summary.includes(`, ${(top.queue.share * 100).toFixed(0)}% of it queueing for one of the 5 connections`), d.summary)
   // Then the call, blamed for the time requests wait on it, named after the function it runs in.
   const caller = d.culprits[1]
   assert.equal(caller.file, 'examples/io/server.js')

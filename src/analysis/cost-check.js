@@ -6,7 +6,7 @@ import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { readThread } from './run-events.js'
 import { COST_LIMITS, costTrend } from './signals-cost.js'
-import { inWindow } from './signals.js'
+import { inWindow } from './signals-serving.js'
 
 /**
  * @param {string} dir the run directory

@@ -74,19 +74,8 @@ export function collectCulprits (data, signals, category, opts = {}) {
 
   /** @type {Culprit[]} */
   const out = []
-  const leak = signals.listeners.find(l => l.count >= THRESHOLDS.listeners)
-  if (leak?.site) {
-    out.push({
-      function: String(leak.site.function || '(anonymous)'),
-      file: displayPath(String(leak.site.file), cwd),
-      line: Number(leak.site.line) || 0,
-      share: listenerShare(served.culprits),
-      kind: 'app',
-      measure: 'listeners',
-      threads: [{ pid: Number(leak.pid) || 0, threadId: Number(leak.threadId) || 0 }],
-      facts: { kind: 'adds-listener', event: leak.event, emitter: leak.emitter, count: leak.count }
-    })
-  }
+  const leak = listenerCulprit(signals, served.culprits, cwd)
+  if (leak) out.push(leak)
   // A leak is to blame on what keeps it: the variable or property heap snapshots found holding what the load left.
   if (category === 'memory-leak') out.push(...retainedCulprits(signals, cwd, threads))
   // A server that waits is to blame where its requests wait: the lines the wait tracer found, then the outgoing
@@ -104,18 +93,7 @@ export function collectCulprits (data, signals, category, opts = {}) {
     const traced = new Set(out.map(c => `${c.file}:${c.line}`))
     for (const o of signals.outgoing) {
       if (out.length >= 3 || o.share < THRESHOLDS.waitShare || o.site === null || traced.has(`${o.site.file}:${o.site.line}`)) continue
-      const anonymous = o.site.function.startsWith('(anonymous')
-      out.push({
-        function: anonymous ? '(anonymous)' : o.site.function,
-        ...(anonymous && o.site.function !== '(anonymous)' ? { label: o.site.function } : {}),
-        file: o.site.file,
-        line: o.site.line,
-        share: o.share,
-        kind: /\bnode_modules\b/.test(o.site.file) ? 'dependency' : 'app',
-        measure: 'waits',
-        threads: threadsCalling(data, threads, o.target),
-        facts: { kind: 'outgoing-calls', target: o.target, calls: o.calls, meanMs: o.meanMs, maxMs: o.maxMs, failed: o.failed }
-      })
+      out.push(outgoingCulprit(o, o.site, threadsCalling(data, threads, o.target)))
     }
   }
   const cpu = served.culprits
@@ -140,6 +118,50 @@ export function collectCulprits (data, signals, category, opts = {}) {
     if (out.length > limit) out.pop()
   }
   return out
+}
+
+/**
+ * Where a leaking listener is added, when the serving processes' listeners for one event grew past the threshold.
+ * @param {import('./signals.js').Signals} signals
+ * @param {Culprit[]} cpu the serving threads' CPU culprits
+ * @param {string} cwd
+ * @returns {Culprit | null}
+ */
+function listenerCulprit (signals, cpu, cwd) {
+  const leak = signals.listeners.find(l => l.count >= THRESHOLDS.listeners)
+  if (!leak?.site) return null
+  return {
+    function: String(leak.site.function || '(anonymous)'),
+    file: displayPath(String(leak.site.file), cwd),
+    line: Number(leak.site.line) || 0,
+    share: listenerShare(cpu),
+    kind: 'app',
+    measure: 'listeners',
+    threads: [{ pid: Number(leak.pid) || 0, threadId: Number(leak.threadId) || 0 }],
+    facts: { kind: 'adds-listener', event: leak.event, emitter: leak.emitter, count: leak.count }
+  }
+}
+
+/**
+ * The line that makes an outgoing HTTP call the requests wait on, as the probe timed it.
+ * @param {import('./signals.js').OutgoingSignal} o
+ * @param {NonNullable<import('./signals.js').OutgoingSignal['site']>} site
+ * @param {CulpritThread[]} threads
+ * @returns {Culprit}
+ */
+function outgoingCulprit (o, site, threads) {
+  const anonymous = site.function.startsWith('(anonymous')
+  return {
+    function: anonymous ? '(anonymous)' : site.function,
+    ...(anonymous && site.function !== '(anonymous)' ? { label: site.function } : {}),
+    file: site.file,
+    line: site.line,
+    share: o.share,
+    kind: /\bnode_modules\b/.test(site.file) ? 'dependency' : 'app',
+    measure: 'waits',
+    threads,
+    facts: { kind: 'outgoing-calls', target: o.target, calls: o.calls, meanMs: o.meanMs, maxMs: o.maxMs, failed: o.failed }
+  }
 }
 
 /**

@@ -15,6 +15,19 @@ import { displayPath } from './paths.js'
  * @property {{ pid: number, threadId: number, role: string, at: number }[]} died the serving processes that exited
  *   during the load, seconds into it: before its end (hotpath stops the target only after the load has ended, so a
  *   process that exits before was not stopped by it)
+ * @property {FailureFacts} facts what `what` says, as a stable name and the numbers it cites
+ */
+
+/**
+ * What went wrong, in facts: cluster workers that died (how many, of how many, and how the target exited after, when
+ * it did), the target's exit (its code or signal), a serving process gone without the target exiting, the --on-port
+ * command's exit code (127: not found, null: killed), or a load that did not measure what was asked (its `reason`, as
+ * `hotpath load` judges it: the requests that ended, the responses among them, those that were not 2xx, the errors).
+ * @typedef {{ kind: 'workers-died', died: number, workers: number, exit: { code: number | null, signal: string | null } | null }
+ *   | { kind: 'target-exited', code: number | null, signal: string | null }
+ *   | { kind: 'server-died' }
+ *   | { kind: 'on-port-failed', code: number | null }
+ *   | { kind: 'load-failed', reason: import('../load/result.js').LoadFailure['reason'], requests: number, responses: number, badResponses: number, errors: number }} FailureFacts
  */
 
 /**
@@ -39,24 +52,44 @@ export function runFailure (data, signals) {
       what: `${workers.length} of ${serving} cluster worker${serving === 1 ? '' : 's'} died during the load${run.exit.crashed ? `, and the target exited ${how}` : ''}`,
       at: Math.min(...workers.map(d => d.at)),
       error,
-      died: workers
+      died: workers,
+      facts: { kind: 'workers-died', died: workers.length, workers: serving, exit: run.exit.crashed ? exitOf(run.exit) : null }
     }
   }
   if (run.exit.crashed || died.length > 0) {
     const at = died.length > 0 ? died[0].at : round((end - start) / 1000)
-    return { category: 'target-failed', what: run.exit.crashed ? `the target exited ${how}` : 'the server process died', at, error, died }
+    return run.exit.crashed
+      ? { category: 'target-failed', what: `the target exited ${how}`, at, error, died, facts: { kind: 'target-exited', ...exitOf(run.exit) } }
+      : { category: 'target-failed', what: 'the server process died', at, error, died, facts: { kind: 'server-died' } }
   }
   if (run.onPort && run.onPort.code !== 0) {
     const code = run.onPort.code
     const what = code === 127 ? 'the --on-port command was not found' : `the --on-port command ${code === null ? 'was killed' : `exited with code ${code}`}`
-    return { category: 'load-failed', what, at: null, error: null, died: [] }
+    return { category: 'load-failed', what, at: null, error: null, died: [], facts: { kind: 'on-port-failed', code } }
   }
   // Judged as `hotpath load` judges it, from the figures (so runs saved before loads carried `failed` are judged alike).
   // A load the user cut short (Ctrl-C a moment after it started) has too few responses to judge: the interruption is
   // what happened, and the run says that instead.
   const load = run.load && !run.aborted ? loadFailure(run.load) : null
-  if (load !== null) return { category: 'load-failed', what: load.detail.replace(/^the load failed: /, ''), at: null, error: null, died: [] }
+  if (run.load && load !== null) {
+    const errors = run.load.errors
+    return {
+      category: 'load-failed',
+      what: load.detail.replace(/^the load failed: /, ''),
+      at: null,
+      error: null,
+      died: [],
+      facts: { kind: 'load-failed', reason: load.reason, requests: load.total, responses: load.total - errors, badResponses: load.bad - errors, errors }
+    }
+  }
   return null
+}
+
+/**
+ * @param {{ code: number | null, signal: string | null }} exit
+ */
+function exitOf (exit) {
+  return { code: exit.code, signal: exit.signal }
 }
 
 /**

@@ -2,7 +2,7 @@
 // array scanned or serialised whole, a list searched one by one) makes the CPU per request climb through the run
 // while the heap grows only by an entry per request — a verdict filed under the event loop, with the heap "flat",
 // tells the symptom and misses the cause.
-import { linearFit, slopeT } from './stats.js'
+import { linearFit, slopeT } from '../stats.js'
 import { THRESHOLDS } from './thresholds.js'
 
 /**
@@ -24,8 +24,8 @@ const BIN_MS = 500
 /**
  * The CPU per request of the serving processes, half-second by half-second, against the requests served until then.
  * The first second is left out: code still being compiled costs the first requests more, which is the opposite trend.
- * @param {import('./signals-heap.js').Sample[]} serving the serving threads' samples in the window
- * @param {import('./signals-heap.js').Sample[]} processes the serving processes' main threads' samples (CPU is
+ * @param {import('./signals-serving.js').Sample[]} serving the serving threads' samples in the window
+ * @param {import('./signals-serving.js').Sample[]} processes the serving processes' main threads' samples (CPU is
  *   process-wide: counted once per process)
  * @param {number} port
  * @param {number} start window start, epoch ms

@@ -1,5 +1,5 @@
 // Whether the heap grows under load: the trend of what survives garbage collection, per serving process and combined.
-import { linearFit, slopeT } from './stats.js'
+import { linearFit, slopeT } from '../stats.js'
 
 /** @typedef {import('./run-data.js').ThreadRecord['samples'][number]} Sample */
 

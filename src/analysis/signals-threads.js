@@ -1,5 +1,5 @@
 // One line per thread that sampled in the window: what it is, how busy, and what it served.
-import { mean, percentile } from './stats.js'
+import { mean, percentile } from '../stats.js'
 
 /** @typedef {import('./run-data.js').ThreadRecord} ThreadRecord */
 /** @typedef {ThreadRecord['samples'][number]} Sample */

@@ -1,22 +1,22 @@
-// The figures the rules judge, over the load window, for the threads that serve the loaded port. The heap's trend,
-// outgoing calls, the rest of the machine and the per-thread lines are each in a signals-*.js module of their own.
+// The figures the rules judge, over the load window, for the threads that serve the loaded port. This module puts
+// them together; each is computed in a signals-*.js module of its own: which threads serve (serving), their event loop
+// and GC (loop), memory (memory, with the heap's trend in heap), the cost per request (cost), outgoing calls
+// (outgoing), the rest of the machine (host) and the per-thread lines (threads).
 import { displayPath } from './paths.js'
-import { combineTrends, heapTrend } from './signals-heap.js'
 import { COST_LIMITS, costTrend } from './signals-cost.js'
 import { localBackends, otherCores } from './signals-host.js'
+import { gcFigures, loopFigures } from './signals-loop.js'
+import { memoryFigures } from './signals-memory.js'
 import { agentPressure, outgoingCalls } from './signals-outgoing.js'
+import { mainSamples, requestCounts, servingThreads, threadKey } from './signals-serving.js'
 import { roleOf, summarizeThread } from './signals-threads.js'
-import { mean, percentile } from './stats.js'
+import { mean } from '../stats.js'
 import { computeWaits } from './waits.js'
 
 /** @typedef {import('./run-data.js').RunData} RunData */
 /** @typedef {import('./run-data.js').ThreadRecord} ThreadRecord */
-/** @typedef {ThreadRecord['samples'][number]} Sample */
 /** @typedef {import('./signals-heap.js').HeapTrend} HeapTrend */
 /** @typedef {import('./signals-threads.js').ThreadSummary} ThreadSummary */
-
-// Importable from here as before; it lives with the other statistics.
-export { percentile }
 
 /**
  * @typedef {object} OutgoingSignal
@@ -68,42 +68,6 @@ export { percentile }
  */
 
 /**
- * What the heap snapshots after the load found, its holders' files as the target sees them.
- * @param {RunData} data
- */
-function retainedAsSeen (data) {
-  const r = data.retainers
-  if (!r) return null
-  // The snapshots are of the loaded process's main thread: its working directory is the one its paths are seen from.
-  const main = data.threads.find(t => t.pid === data.run.listening.pid && t.threadId === 0)
-  const cwd = String(main?.hello.cwd ?? data.run.cwd)
-  return { ...r, culprits: r.culprits.map(c => ({ ...c, file: c.file ? displayPath(c.file, cwd) : c.file })) }
-}
-
-/**
- * Whether a sample's interval lies (mostly) inside the window.
- * @param {Sample} s
- * @param {number} start
- * @param {number} end
- */
-export const inWindow = (s, start, end) => {
-  const mid = s.time - s.interval / 2
-  return mid >= start && mid <= end
-}
-
-/**
- * The threads that serve the loaded port, and their samples in the window.
- * @typedef {object} Serving
- * @property {ThreadRecord[]} threads listening on the port (or, when none says so, the main thread of the loaded pid)
- * @property {Set<string>} keys their `pid-threadId`
- * @property {Set<number>} pids the serving processes
- * @property {ThreadRecord[]} processThreads every thread of the serving processes
- * @property {ThreadRecord[]} helpers the serving processes' other threads that sampled in the window
- * @property {Sample[]} samples the serving threads' samples in the window
- * @property {(t: ThreadRecord) => Sample[]} of any thread's samples in the window
- */
-
-/**
  * Computes the figures the rules judge, over the load window, for the threads that serve the loaded port.
  * @param {RunData} data
  * @returns {Signals}
@@ -144,7 +108,7 @@ export function computeSignals (data) {
       utilization: Math.max(0, ...serving.helpers.map(t => mean(serving.of(t).map(x => x.utilization))))
     },
     gc: gcFigures(serving.samples, seconds * 1000 * Math.max(1, serving.threads.length), cpuMs),
-    memory: { ...memoryFigures(serving, start, rate), retained: retainedAsSeen(data) },
+    memory: memoryFigures(data, serving, start, rate),
     listeners: listenerGrowth(data, serving.processThreads),
     agents: agentPressure(serving.processThreads, start, end),
     outgoing: outgoingCalls(data, serving.processThreads, start, end, finished, serverTimeMean),
@@ -152,68 +116,11 @@ export function computeSignals (data) {
     waits: savingsAtMeanTime(computeWaits(serving.threads, start, end, data.run.cwd), serverTimeMean),
     otherCores: otherCores(data, serving.of, seconds, backends),
     backends,
-    threads: data.threads.map(t => summarizeThread(t, serving.of(t), serving.keys.has(key(t)), port, seconds, roleOf(t, data.threads))).filter(t => t.samples > 0),
+    threads: data.threads.map(t => summarizeThread(t, serving.of(t), serving.keys.has(threadKey(t)), port, seconds, roleOf(t, data.threads))).filter(t => t.samples > 0),
     exitedThreads: serving.processThreads
       .filter(t => t.threadId > 0 && t.exitedAt !== undefined && t.exitedAt >= start && t.exitedAt < end)
       .map(t => ({ pid: t.pid, threadId: t.threadId, at: Math.round((/** @type {number} */ (t.exitedAt) - start) / 100) / 10 }))
   }
-}
-
-/**
- * @param {RunData} data
- * @param {number} port
- * @param {number} start
- * @param {number} end
- * @returns {Serving}
- */
-function servingThreads (data, port, start, end) {
-  let threads = data.threads.filter(t => t.listening.some(l => l.port === port))
-  if (threads.length === 0) threads = data.threads.filter(t => t.pid === data.run.listening.pid && t.threadId === 0)
-  const keys = new Set(threads.map(key))
-  const pids = new Set(threads.map(t => t.pid))
-  const windowed = new Map(data.threads.map(t => [key(t), t.samples.filter(s => inWindow(s, start, end))]))
-  const of = (/** @type {ThreadRecord} */ t) => /** @type {Sample[]} */ (windowed.get(key(t)))
-  return {
-    threads,
-    keys,
-    pids,
-    processThreads: data.threads.filter(t => pids.has(t.pid)),
-    helpers: data.threads.filter(t => pids.has(t.pid) && !keys.has(key(t)) && of(t).length > 0),
-    samples: threads.flatMap(of),
-    of
-  }
-}
-
-/**
- * Requests on the loaded port. In flight is time-weighted: a sample stands for its interval.
- * @param {Sample[]} samples the serving threads'
- * @param {number} port
- * @param {number} seconds
- */
-function requestCounts (samples, port, seconds) {
-  let finished = 0
-  let inflightMs = 0
-  for (const s of samples) {
-    for (const r of s.requests ?? []) {
-      if (r.port !== port) continue
-      finished += r.finished
-      inflightMs += r.inflight * s.interval
-    }
-  }
-  // Summed over the serving threads: a cluster's workers each hold their own requests in flight.
-  return { finished, inflightMean: inflightMs / (seconds * 1000) }
-}
-
-/**
- * The serving processes' main threads' samples in the window.
- * @param {RunData} data
- * @param {Serving} serving
- */
-function mainSamples (data, serving) {
-  return [...serving.pids].flatMap(pid => {
-    const main = data.threads.find(t => t.pid === pid && t.threadId === 0)
-    return main ? serving.of(main) : []
-  })
 }
 
 /**
@@ -235,71 +142,6 @@ function savingsAtMeanTime (waits, serverTimeMean) {
 }
 
 /**
- * @param {Sample[]} samples the serving threads'
- * @returns {Signals['loop']}
- */
-function loopFigures (samples) {
-  const delays = samples.map(s => s.delay.max)
-  let waited = 0
-  let measured = 0
-  for (const s of samples) {
-    if (s.thread === undefined) continue
-    waited += s.thread.wait
-    measured += s.interval
-  }
-  return {
-    utilization: mean(samples.map(s => s.utilization)),
-    runQueue: measured > 0 ? waited / measured : null,
-    delayP50: percentile(delays, 50),
-    delayP99: percentile(delays, 99),
-    delayMax: delays.length > 0 ? Math.max(...delays) : 0
-  }
-}
-
-/**
- * @param {Sample[]} samples the serving threads'
- * @param {number} threadWallMs the window's length times the serving threads
- * @param {number} cpuMs the serving processes'
- * @returns {Signals['gc']}
- */
-function gcFigures (samples, threadWallMs, cpuMs) {
-  let gcMs = 0
-  let gcCount = 0
-  /** @type {Record<string, { share: number, count: number }>} */
-  const byKind = {}
-  for (const s of samples) {
-    gcMs += s.gc.duration
-    gcCount += s.gc.count
-    for (const [kind, k] of Object.entries(s.gc.byKind ?? {})) {
-      const entry = byKind[kind] ?? (byKind[kind] = { share: 0, count: 0 })
-      entry.share += k.duration
-      entry.count += k.count
-    }
-  }
-  for (const entry of Object.values(byKind)) entry.share /= threadWallMs
-  return { share: gcMs / threadWallMs, cpuShare: cpuMs > 0 ? gcMs / cpuMs : 0, byKind, count: gcCount }
-}
-
-/**
- * @param {Serving} serving
- * @param {number} start
- * @param {number} rate requests per second
- * @returns {Omit<Signals['memory'], 'retained'>}
- */
-function memoryFigures (serving, start, rate) {
-  const trends = serving.threads.map(t => heapTrend(serving.of(t), start, t.settled)).filter(t => t !== null)
-  const trend = combineTrends(/** @type {HeapTrend[]} */ (trends))
-  const last = serving.threads.map(t => serving.of(t).at(-1)).filter(s => s !== undefined)
-  return {
-    trend,
-    heapUsed: last.reduce((a, s) => a + s.memory.heapUsed, 0),
-    heapLimit: serving.threads.reduce((a, t) => a + (Number(t.hello.heapLimit) || 0), 0),
-    rss: last.reduce((a, s) => a + s.memory.rss, 0),
-    perRequest: trend && rate > 0 ? trend.slope / rate : null
-  }
-}
-
-/**
  * Listener growth the serving processes' probes saw, most first, with where it was added.
  * @param {RunData} data
  * @param {ThreadRecord[]} threads the serving processes'
@@ -314,6 +156,3 @@ function listenerGrowth (data, threads) {
     })))
     .sort((a, b) => b.count - a.count)
 }
-
-/** @param {ThreadRecord} t */
-const key = (t) => `${t.pid}-${t.threadId}`

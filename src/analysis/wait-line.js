@@ -11,8 +11,8 @@ import { THRESHOLDS } from './thresholds.js'
  * @property {number | null} msPerTrip the round trip on the wire, for a client socket
  * @property {import('./waits.js').WaitSignal['sequential']} sequential
  * @property {import('./waits.js').WaitSignal['parallel']} parallel
- * @property {{ msPerWait: number } | null} queue the time each wait spends queueing for a pooled connection, when it
- *   reaches THRESHOLDS.poolQueueMs (less is not told)
+ * @property {{ msPerWait: number, share: number } | null} queue the time each wait spends queueing for a pooled
+ *   connection, when it reaches THRESHOLDS.poolQueueMs (less is not told), and its share of the wait (`msPerWait`)
  * @property {import('./waits.js').WaitSignal['pool']} pool
  */
 
@@ -30,7 +30,9 @@ export function waitLine (w) {
     msPerTrip: w.msPerTrip,
     sequential: w.sequential,
     parallel: w.parallel,
-    queue: w.queue && w.queue.msPerWait >= THRESHOLDS.poolQueueMs ? { msPerWait: w.queue.msPerWait } : null,
+    queue: w.queue && w.queue.msPerWait >= THRESHOLDS.poolQueueMs
+      ? { msPerWait: w.queue.msPerWait, share: w.queue.msPerWait / Math.max(w.msPerWait, 1e-9) }
+      : null,
     pool: w.pool
   }
 }

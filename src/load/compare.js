@@ -1,4 +1,4 @@
-import { mean, variance, welch } from '../analysis/stats.js'
+import { mean, variance, welch } from '../stats.js'
 import { decodeHistogram } from './histogram.js'
 
 /** @typedef {import('./result.js').LoadResult} LoadResult */

@@ -5,15 +5,14 @@
 export { Monitor, monitor } from './monitor.js'
 
 // Protect: 503 + Retry-After before doing the work, while a threshold is passed.
+export { OverloadProtection, overloadProtection } from './protection/protection.js'
 export {
-  OverloadProtection,
-  overloadProtection,
   TYPE_EVENT_LOOP_DELAY,
   TYPE_EVENT_LOOP_UTILIZATION,
   TYPE_HEAP_USED_BYTES,
   TYPE_RSS_BYTES,
   TYPE_HEALTH_CHECK
-} from './protection/protection.js'
+} from './protection/pressure.js'
 
 // Profile on demand: a CPU and heap profile of the live process, on a signal, a call or a token-guarded HTTP trigger.
 export { Profiler, profiler } from './profiling.js'
@@ -40,10 +39,10 @@ export { registerOtelMetrics } from './metrics/otel.js'
 /** @typedef {import('./monitor.js').MonitorOptions} MonitorOptions */
 /** @typedef {import('./monitor.js').MonitorSnapshot} MonitorSnapshot */
 /** @typedef {import('./monitor.js').MonitorTotals} MonitorTotals */
-/** @typedef {import('./protection/protection.js').OverloadOptions} OverloadOptions */
+/** @typedef {import('./protection/overload-options.js').OverloadOptions} OverloadOptions */
 /** @typedef {import('./protection/protection.js').OverloadStatus} OverloadStatus */
-/** @typedef {import('./protection/protection.js').Pressure} Pressure */
-/** @typedef {import('./protection/protection.js').PressureType} PressureType */
+/** @typedef {import('./protection/pressure.js').Pressure} Pressure */
+/** @typedef {import('./protection/pressure.js').PressureType} PressureType */
 /** @typedef {import('./metrics/index.js').MetricsOptions} MetricsOptions */
 /** @typedef {import('./metrics/index.js').RuntimeMetrics} RuntimeMetrics */
 /** @typedef {import('./metrics/otel.js').OtelMetricsOptions} OtelMetricsOptions */
@@ -51,4 +50,4 @@ export { registerOtelMetrics } from './metrics/otel.js'
 /** @typedef {import('./profiling.js').ProfilerOptions} ProfilerOptions */
 /** @typedef {import('./profiling.js').CaptureOptions} CaptureOptions */
 /** @typedef {import('./profiling.js').CaptureResult} CaptureResult */
-/** @typedef {import('./profiling.js').HttpTriggerOptions} HttpTriggerOptions */
+/** @typedef {import('./profile-trigger.js').HttpTriggerOptions} HttpTriggerOptions */

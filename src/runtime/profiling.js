@@ -1,8 +1,8 @@
 // On-demand profiling in production: a CPU profile (and a heap sampling profile) of this process for N seconds,
 // triggered by a signal, a call, or an HTTP request the app chooses to mount, written to a directory as .cpuprofile,
-// .heapprofile and pprof, privately (profile-files.js), by a worker thread (profile-worker.js). One capture at a time.
+// .heapprofile and pprof, privately (profile-files.js), by a worker thread (profile-worker.js); the HTTP trigger is
+// profile-trigger.js. One capture at a time.
 // Once set up, nothing here throws into the host app or keeps its process alive; a bad option throws when it is given.
-import { createHash, timingSafeEqual } from 'node:crypto'
 import { constants } from 'node:os'
 import { resolve } from 'node:path'
 import { isMainThread, threadId } from 'node:worker_threads'
@@ -10,6 +10,7 @@ import { startCpuProfile, startHeapSampling } from '../profile/capture.js'
 import { checkOptions, rule } from './options.js'
 import { defaultProfileDir } from './profile-files.js'
 import { ProfileJob } from './profile-job.js'
+import { httpTrigger } from './profile-trigger.js'
 
 /**
  * @typedef {object} ProfilerOptions
@@ -41,14 +42,6 @@ import { ProfileJob } from './profile-job.js'
  *   startedAt: ms since the epoch; duration: seconds actually captured
  */
 
-/**
- * @typedef {object} HttpTriggerOptions
- * @property {string} token the secret a request must carry as `Authorization: Bearer <token>` (at least 16 characters)
- * @property {number} [maxDuration] the longest capture a request may ask for with `?seconds=N` (default 60)
- */
-
-const MIN_TOKEN = 16
-
 // Signals a capture may not take: uncatchable; the ones that end a process (a listener would stop them doing so);
 // Node's inspector (SIGUSR1, which `hotpath --attach` uses); V8's CPU profiler's own timer (SIGPROF); and faults,
 // after which Node says running JavaScript is unsafe.
@@ -74,13 +67,6 @@ const PROFILER_OPTIONS = {
 const CAPTURE_OPTIONS = {
   duration: rule.positive('seconds'),
   heap: rule.boolean()
-}
-
-/** @type {Record<string, import('./options.js').OptionRule>} */
-const TRIGGER_OPTIONS = {
-  // Its length is checked apart: a message must not repeat a secret.
-  token: { types: ['string'], expect: 'a string' },
-  maxDuration: rule.positive('seconds')
 }
 
 export class Profiler {
@@ -223,24 +209,11 @@ export class Profiler {
    * It answers POST only, requires `Authorization: Bearer <token>` (compared in constant time), takes `?seconds=N`
    * and `?heap=0`, and answers when the files are written: 200 with `{ files }`, 401, 405, 409 while a capture runs,
    * 500 when it failed. Nothing is mounted unless you mount this.
-   * @param {HttpTriggerOptions} opts
+   * @param {import('./profile-trigger.js').HttpTriggerOptions} opts
    * @returns {(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => void}
    */
   httpHandler (opts) {
-    // A configuration mistake is reported when the app sets it up, not at a request.
-    checkOptions('profiler.httpHandler()', opts, TRIGGER_OPTIONS)
-    if (typeof opts?.token !== 'string' || opts.token.length < MIN_TOKEN) {
-      throw new TypeError(`profiler.httpHandler(): token must be a secret of at least ${MIN_TOKEN} characters`)
-    }
-    const expected = digest(opts.token)
-    const maxDuration = opts.maxDuration ?? 60
-    return (req, res) => {
-      try {
-        handle(this, req, res, expected, maxDuration)
-      } catch {
-        answer(res, 500, { error: 'internal error' })
-      }
-    }
+    return httpTrigger(this, opts)
   }
 
   /**
@@ -269,50 +242,6 @@ export function profiler (opts) {
 }
 
 /**
- * @param {Profiler} profiler
- * @param {import('node:http').IncomingMessage} req
- * @param {import('node:http').ServerResponse} res
- * @param {Buffer} expected
- * @param {number} maxDuration
- */
-function handle (profiler, req, res, expected, maxDuration) {
-  // Drain any body: the request carries nothing we need, and an unread body would stall the socket.
-  req.resume()
-  if (req.method !== 'POST') {
-    res.setHeader('allow', 'POST')
-    return answer(res, 405, { error: 'use POST' })
-  }
-  const auth = req.headers.authorization ?? ''
-  const given = auth.startsWith('Bearer ') ? auth.slice(7).trim() : ''
-  // Digests of equal length, compared in constant time: neither the token nor its length leaks through timing.
-  if (!timingSafeEqual(digest(given), expected)) return answer(res, 401, { error: 'a valid token is required' })
-  const query = new URL(req.url ?? '/', 'http://localhost').searchParams
-  const seconds = query.has('seconds') ? Number(query.get('seconds')) : profiler.duration
-  if (!(seconds > 0 && seconds <= maxDuration)) return answer(res, 400, { error: `seconds must be between 0 and ${maxDuration}` })
-  const heap = query.has('heap') ? !['0', 'false', 'no'].includes(String(query.get('heap'))) : undefined
-  profiler.capture({ duration: seconds, heap }).then((result) => {
-    if (result.ok) answer(res, 200, { files: result.files, duration: result.duration })
-    else if (result.reason === 'busy') answer(res, 409, { error: 'a capture is already running' })
-    else if (result.reason === 'closed') answer(res, 503, { error: 'profiling is closed' })
-    else answer(res, 500, { error: 'the capture failed' })
-  })
-}
-
-/**
- * @param {import('node:http').ServerResponse} res
- * @param {number} status
- * @param {object} body
- */
-function answer (res, status, body) {
-  try {
-    if (res.headersSent || res.writableEnded || res.destroyed) return
-    const text = JSON.stringify(body) + '\n'
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' })
-    res.end(text)
-  } catch {}
-}
-
-/**
  * The capture's time, counted from when the profilers run (a worker takes a moment to start), or until close().
  * @param {number} seconds
  * @param {Promise<void>} stopped
@@ -327,9 +256,4 @@ async function lasting (seconds, stopped) {
   } finally {
     clearTimeout(timer)
   }
-}
-
-/** @param {string} text */
-function digest (text) {
-  return createHash('sha256').update(text).digest()
 }

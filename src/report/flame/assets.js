@@ -8,8 +8,8 @@ import { browserScript } from './browser-script.js'
  * the order is for a stable page, not for correctness; init.js hands the entry point to the page.
  */
 const CLIENT = [
-  'dom.js', 'format.js', 'view-tree.js', 'graph.js', 'elements.js', 'colors.js', 'draw.js', 'search.js', 'zoom.js',
-  'pointer.js', 'header.js', 'table.js', 'toolbar.js', 'controller.js', 'init.js'
+  'dom.js', 'format.js', 'view-tree.js', 'graph.js', 'elements.js', 'colors.js', 'crumbs.js', 'draw.js', 'search.js',
+  'zoom.js', 'pointer.js', 'header.js', 'table.js', 'toolbar.js', 'controller.js', 'init.js'
 ]
 
 /** @type {{ css: string, js: string } | null} */

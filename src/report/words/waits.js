@@ -21,7 +21,7 @@ export function waitCounts (w) {
  */
 export function topWaitSentence (w) {
   const queued = w.queue && w.pool
-    ? `, ${formatPercent(w.queue.msPerWait / Math.max(w.msPerWait, 1e-9), 0)} of it queueing for one of the ${w.pool.connections} connections ${w.pool.site ? `of the pool created at ${w.pool.site.file}:${w.pool.site.line}` : `to ${w.pool.endpoint}`}`
+    ? `, ${formatPercent(w.queue.share, 0)} of it queueing for one of the ${w.pool.connections} connections ${w.pool.site ? `of the pool created at ${w.pool.site.file}:${w.pool.site.line}` : `to ${w.pool.endpoint}`}`
     : ''
   return ` Most of it (${formatPercent(w.share, 0)}) is spent at ${w.site.file}:${w.site.line} waiting on ${w.resource.name} (${waitCounts(w)})${queued}.`
 }

@@ -3,6 +3,7 @@ import { AgentWatcher } from '../../sampling/agents.js'
 import { GC_KINDS } from '../../sampling/gc.js'
 import { ListenerWatcher } from '../../sampling/listeners.js'
 import { Monitor } from '../monitor.js'
+import { agentPools } from './agent-pools.js'
 import { ListenerGrowthJudge } from './listener-growth.js'
 import { acquireLoopDelay, DELAY_BUCKETS } from './loop-delay.js'
 
@@ -37,11 +38,16 @@ import { acquireLoopDelay, DELAY_BUCKETS } from './loop-delay.js'
  * @property {number} [interval] ms between the checks of listener growth and agent queues (default 1000)
  */
 
+/**
+ * Instruments that watch something of their own: they come with the check to run every interval and what stops them.
+ * @typedef {object} WatchedInstruments
+ * @property {Instrument[]} instruments
+ * @property {() => void} check
+ * @property {() => void} stop
+ */
+
 /** Label sets kept at most: event names can be dynamic, and a scrape must stay small. */
 const TOP = 20
-
-/** How long a peak of queued requests stays visible, ms: longer than any sane scrape interval. */
-const PEAK_WINDOW = 60000
 
 /**
  * Starts what the instruments read (a monitor unless one is given, the shared loop-delay totals, the watchers, a
@@ -50,18 +56,47 @@ const PEAK_WINDOW = 60000
  * @returns {{ instruments: Instrument[], close: () => void }}
  */
 export function createInstruments (o) {
-  const p = o.prefix
   /** @type {(() => void)[]} */
   const cleanups = []
-  /** @type {(() => void)[]} */
-  const checks = []
   const monitor = o.monitor ?? new Monitor({ interval: 1000 }).start()
   if (o.monitor === undefined) cleanups.push(() => monitor.stop())
   const delay = acquireLoopDelay()
   cleanups.push(delay.release)
 
-  /** @type {Instrument[]} */
-  const instruments = [
+  /** @type {WatchedInstruments[]} */
+  const watched = []
+  if (o.listeners !== false) watched.push(listenerInstruments(o.prefix, typeof o.listeners === 'object' ? o.listeners : {}))
+  if (o.agents !== false) watched.push(agentInstruments(o.prefix))
+  for (const w of watched) cleanups.push(w.stop)
+  if (watched.length > 0) {
+    const timer = setInterval(() => {
+      for (const w of watched) {
+        try { w.check() } catch {}
+      }
+    }, o.interval ?? 1000)
+    timer.unref()
+    cleanups.push(() => clearInterval(timer))
+  }
+
+  return {
+    instruments: [...runtimeInstruments(o.prefix, monitor, delay.source), ...watched.flatMap(w => w.instruments)],
+    close () {
+      for (const cleanup of cleanups.splice(0)) {
+        try { cleanup() } catch {}
+      }
+    }
+  }
+}
+
+/**
+ * The event loop, GC, heap spaces and active resources, read from the monitor and the shared loop-delay totals.
+ * @param {string} p the prefix
+ * @param {Monitor} monitor
+ * @param {import('./loop-delay.js').LoopDelaySource} delay
+ * @returns {Instrument[]}
+ */
+function runtimeInstruments (p, monitor, delay) {
+  return [
     {
       name: `${p}eventloop_delay_seconds`,
       help: 'Event-loop delay: how late each 10 ms tick came, cumulative since the process started measuring',
@@ -69,10 +104,10 @@ export function createInstruments (o) {
       unit: 's',
       labelNames: [],
       bounds: DELAY_BUCKETS,
-      totals: () => delay.source.totals(),
+      totals: () => delay.totals(),
       observe (fn) {
-        delay.source.observe(fn)
-        return () => delay.source.unobserve(fn)
+        delay.observe(fn)
+        return () => delay.unobserve(fn)
       }
     },
     {
@@ -122,16 +157,21 @@ export function createInstruments (o) {
       read: () => Object.entries(monitor.snapshot().resources).map(([type, value]) => ({ labels: { type }, value }))
     }
   ]
+}
 
-  if (o.listeners !== false) {
-    const lo = typeof o.listeners === 'object' ? o.listeners : {}
-    const watcher = new ListenerWatcher({ threshold: lo.threshold })
-    watcher.start()
-    cleanups.push(() => watcher.stop())
-    const judge = new ListenerGrowthJudge(watcher, lo.settle ?? 10000)
-    checks.push(() => judge.check())
-    const top = () => judge.growing().slice(0, TOP)
-    instruments.push({
+/**
+ * Listener leaks: listeners still growing after start-up, judged at each check.
+ * @param {string} p the prefix
+ * @param {{ threshold?: number, settle?: number }} lo
+ * @returns {WatchedInstruments}
+ */
+function listenerInstruments (p, lo) {
+  const watcher = new ListenerWatcher({ threshold: lo.threshold })
+  watcher.start()
+  const judge = new ListenerGrowthJudge(watcher, lo.settle ?? 10000)
+  const top = () => judge.growing().slice(0, TOP)
+  return {
+    instruments: [{
       name: `${p}event_listeners_max`,
       help: `Most listeners on one emitter for one event, for listeners still growing after start-up (top ${TOP})`,
       type: 'gauge',
@@ -145,18 +185,25 @@ export function createInstruments (o) {
       unit: '',
       labelNames: ['emitter', 'event'],
       read: () => top().map(g => ({ labels: { emitter: g.emitter, event: g.event }, value: g.emitters }))
-    })
+    }],
+    check: () => judge.check(),
+    stop: () => watcher.stop()
   }
+}
 
-  if (o.agents !== false) {
-    const watcher = new AgentWatcher()
-    watcher.start()
-    cleanups.push(() => watcher.stop())
-    const agents = agentPools(watcher)
-    checks.push(() => agents.pools())
-    /** @param {{ agent: string, protocol: string }} a */
-    const labels = (a) => ({ agent: a.agent, protocol: a.protocol })
-    instruments.push({
+/**
+ * Outgoing HTTP agents' sockets and queues against their caps; each check folds the queue's peak in.
+ * @param {string} p the prefix
+ * @returns {WatchedInstruments}
+ */
+function agentInstruments (p) {
+  const watcher = new AgentWatcher()
+  watcher.start()
+  const agents = agentPools(watcher)
+  /** @param {{ agent: string, protocol: string }} a */
+  const labels = (a) => ({ agent: a.agent, protocol: a.protocol })
+  return {
+    instruments: [{
       name: `${p}http_agent_sockets`,
       help: 'Sockets of outgoing HTTP agents, by state: in_use carries a request, free waits for one (keep-alive)',
       type: 'gauge',
@@ -187,82 +234,8 @@ export function createInstruments (o) {
       unit: '',
       labelNames: ['agent', 'protocol'],
       read: () => agents.pools().map(a => ({ labels: labels(a), value: a.peak }))
-    })
-  }
-
-  if (checks.length > 0) {
-    const timer = setInterval(() => {
-      for (const check of checks) {
-        try { check() } catch {}
-      }
-    }, o.interval ?? 1000)
-    timer.unref()
-    cleanups.push(() => clearInterval(timer))
-  }
-
-  return {
-    instruments,
-    close () {
-      for (const cleanup of cleanups.splice(0)) {
-        try { cleanup() } catch {}
-      }
-    }
-  }
-}
-
-/**
- * @typedef {object} Pool agents of one name and protocol, added up
- * @property {string} agent
- * @property {string} protocol
- * @property {number} maxSockets
- * @property {number} inUse
- * @property {number} free
- * @property {number} queued
- * @property {number} peak most queued at once over the last PEAK_WINDOW ms
- */
-
-/**
- * Agent pools by name, with the peak of queued requests over a fixed window. The watcher's high-water mark resets at
- * each of its snapshots; every snapshot — a check's or a scrape's — is folded into per-second maxima here, so a reader
- * takes nothing away from another.
- * @param {AgentWatcher} watcher
- */
-function agentPools (watcher) {
-  /** @type {Map<string, { t: number, q: number }[]>} */
-  const peaks = new Map()
-  return {
-    /** @returns {Pool[]} */
-    pools () {
-      /** @type {Map<string, Pool>} */
-      const pools = new Map()
-      /** @type {Map<string, number>} */
-      const maxQueued = new Map()
-      for (const a of watcher.snapshot()) {
-        const key = a.agent + ' ' + a.protocol
-        const p = pools.get(key)
-        if (p === undefined) {
-          pools.set(key, { agent: a.agent, protocol: a.protocol, maxSockets: a.maxSockets, inUse: a.socketsInUse, free: a.freeSockets, queued: a.queued, peak: 0 })
-        } else {
-          p.maxSockets += a.maxSockets
-          p.inUse += a.socketsInUse
-          p.free += a.freeSockets
-          p.queued += a.queued
-        }
-        maxQueued.set(key, (maxQueued.get(key) ?? 0) + a.maxQueued)
-      }
-      const now = Date.now()
-      const second = Math.floor(now / 1000)
-      for (const [key, pool] of pools) {
-        let list = peaks.get(key)
-        if (list === undefined) peaks.set(key, list = [])
-        const q = maxQueued.get(key) ?? 0
-        const last = list.at(-1)
-        if (last !== undefined && last.t === second) last.q = Math.max(last.q, q)
-        else list.push({ t: second, q })
-        while (list.length > 0 && list[0].t * 1000 <= now - PEAK_WINDOW) list.shift()
-        pool.peak = list.reduce((m, e) => Math.max(m, e.q), 0)
-      }
-      return [...pools.values()]
-    }
+    }],
+    check: () => { agents.pools() },
+    stop: () => watcher.stop()
   }
 }

@@ -1,45 +1,19 @@
+// overloadProtection(): refuses work while the process is overloaded, mounted on node:http, Express, Koa or Fastify.
+// Its options are read in overload-options.js, what counts as pressure is judged in pressure.js once per sample, and
+// the app's health check runs in health-check.js; what is left here is the verdict the request path reads, the 503 and
+// the status route.
 import { Monitor } from '../monitor.js'
-import { checkOptions, rule } from '../options.js'
+import { HealthCheck } from './health-check.js'
 import { expressMiddleware, httpHandler } from './node-http.js'
 import { fastifyPlugin } from './fastify.js'
 import { koaMiddleware } from './koa.js'
+import { overloadSettings } from './overload-options.js'
 import { afterHandler } from './pressure-handler.js'
+import { pressureOf, TYPE_HEALTH_CHECK, unhealthy } from './pressure.js'
 
-// The same names as @fastify/under-pressure, so handlers written for it read the same.
-export const TYPE_EVENT_LOOP_DELAY = 'eventLoopDelay'
-export const TYPE_EVENT_LOOP_UTILIZATION = 'eventLoopUtilization'
-export const TYPE_HEAP_USED_BYTES = 'heapUsedBytes'
-export const TYPE_RSS_BYTES = 'rssBytes'
-export const TYPE_HEALTH_CHECK = 'healthCheck'
-
-/** @typedef {'eventLoopDelay' | 'eventLoopUtilization' | 'heapUsedBytes' | 'rssBytes' | 'healthCheck'} PressureType */
-
-/**
- * @typedef {object} Pressure why the server refuses work
- * @property {PressureType} type
- * @property {number} value the measure (ms, 0..1 or bytes; 0 for a failed health check)
- * @property {number} threshold
- */
-
-/**
- * @typedef {object} OverloadOptions
- * @property {number} [maxEventLoopDelay] ms of mean event-loop delay over the last sample interval (0 or absent: off)
- * @property {number} [maxEventLoopUtilization] 0..1 over the last sample interval (off by default)
- * @property {number} [maxEventLoopUtilisation] the same, spelt as hotpath prints it
- * @property {number} [maxHeapUsedBytes] (off by default)
- * @property {number} [maxRssBytes] (off by default)
- * @property {number} [retryAfter] seconds, sent as Retry-After with each 503 (default 10)
- * @property {string} [message] in the 503's JSON body (default 'Service Unavailable')
- * @property {(...args: any[]) => unknown} [pressureHandler] called instead of answering 503: (req, res, type, value) for
- *   node:http and Express, (request, reply, type, value) for Fastify, (ctx, type, value) for Koa; when it sends no
- *   response, the request goes on to the app
- * @property {boolean | string} [exposeStatusRoute] answer GET on this path ('/status' for true) with 200 or 503 and the
- *   measures, for a load balancer's health check
- * @property {() => unknown} [healthCheck] checked every healthCheckInterval: false, a throw or a rejection means unhealthy
- * @property {number} [healthCheckInterval] ms (default: the sample interval)
- * @property {number} [sampleInterval] ms between measures (default 1000); ignored with `monitor`
- * @property {Monitor} [monitor] a running monitor to share instead of starting one
- */
+/** @typedef {import('./pressure.js').Pressure} Pressure */
+/** @typedef {import('./pressure.js').PressureType} PressureType */
+/** @typedef {import('./overload-options.js').OverloadOptions} OverloadOptions */
 
 /**
  * @typedef {object} OverloadStatus what the status route answers; `status`, `healthy` and the status code (200 or 503)
@@ -54,27 +28,6 @@ export const TYPE_HEALTH_CHECK = 'healthCheck'
  * @property {number} rss bytes
  */
 
-/** @type {Record<string, import('../options.js').OptionRule>} */
-const RULES = {
-  maxEventLoopDelay: rule.nonNegative('ms'),
-  maxEventLoopUtilization: rule.ratio(),
-  maxEventLoopUtilisation: rule.ratio(),
-  maxHeapUsedBytes: rule.nonNegative('bytes'),
-  maxRssBytes: rule.nonNegative('bytes'),
-  retryAfter: rule.positive('seconds'),
-  message: { types: ['string'], expect: 'a string' },
-  pressureHandler: rule.fn(),
-  exposeStatusRoute: {
-    types: ['boolean', 'string'],
-    expect: "true, false or a path starting with '/'",
-    valid: (v) => typeof v === 'boolean' || v.startsWith('/')
-  },
-  healthCheck: rule.fn(),
-  healthCheckInterval: rule.positive('ms'),
-  sampleInterval: rule.positive('ms'),
-  monitor: { types: ['object'], expect: 'a Monitor (from monitor())', valid: (v) => v instanceof Monitor }
-}
-
 /**
  * Overload protection: after each monitor sample, compares event-loop delay, utilisation, heap used and RSS with their
  * thresholds; while one is over, requests are answered `503` with `Retry-After` before the app does any work. The check
@@ -88,46 +41,30 @@ export class OverloadProtection {
   #limits
   /** @type {boolean | null} the last health check's result; null without one */
   #healthy = null
-  #healthPending = false
-  /** @type {ReturnType<typeof setInterval> | null} */
-  #healthTimer = null
+  /** @type {HealthCheck | null} */
+  #healthCheck = null
   /** @type {(s: import('../monitor.js').Sample) => void} */
   #onSample
 
   /** @param {OverloadOptions} [opts] bad ones are a TypeError */
   constructor (opts) {
-    checkOptions('overloadProtection()', opts, RULES)
-    const o = opts ?? {}
-    if (o.maxEventLoopUtilization !== undefined && o.maxEventLoopUtilisation !== undefined &&
-      o.maxEventLoopUtilization !== o.maxEventLoopUtilisation) {
-      throw new TypeError('overloadProtection(): maxEventLoopUtilization and maxEventLoopUtilisation are one option, given twice with different values')
-    }
-    this.#limits = {
-      eventLoopDelay: o.maxEventLoopDelay ?? 0,
-      eventLoopUtilization: o.maxEventLoopUtilization ?? o.maxEventLoopUtilisation ?? 0,
-      heapUsedBytes: o.maxHeapUsedBytes ?? 0,
-      rssBytes: o.maxRssBytes ?? 0
-    }
-    this.retryAfter = String(Math.max(1, Math.round(o.retryAfter ?? 10)))
-    const message = o.message ?? 'Service Unavailable'
+    const o = overloadSettings(opts)
+    this.#limits = o.limits
+    this.retryAfter = o.retryAfter
     /** The 503 body, built once: refusing work must cost less than doing it. */
-    this.body = Buffer.from(JSON.stringify({ statusCode: 503, error: 'Service Unavailable', message }))
-    this.message = message
+    this.body = Buffer.from(JSON.stringify({ statusCode: 503, error: 'Service Unavailable', message: o.message }))
+    this.message = o.message
     this.pressureHandler = o.pressureHandler
     /** @type {string | null} */
-    this.statusPath = o.exposeStatusRoute === true ? '/status' : typeof o.exposeStatusRoute === 'string' ? o.exposeStatusRoute : null
+    this.statusPath = o.statusPath
     this.#ownMonitor = o.monitor === undefined
-    this.#monitor = o.monitor ?? new Monitor({ interval: o.sampleInterval ?? 1000 })
-    this.#onSample = (s) => this.#judge(s)
+    this.#monitor = o.monitor ?? new Monitor({ interval: o.sampleInterval })
+    this.#onSample = (s) => { this.#pressure = pressureOf(s, this.#limits, this.#healthy) }
     this.#monitor.on('sample', this.#onSample)
     if (this.#ownMonitor) this.#monitor.start()
     if (o.healthCheck !== undefined) {
       this.#healthy = true
-      const check = o.healthCheck
-      const every = o.healthCheckInterval ?? this.#monitor.interval
-      this.#healthTimer = setInterval(() => this.#runHealthCheck(check), every)
-      this.#healthTimer.unref()
-      this.#runHealthCheck(check)
+      this.#healthCheck = new HealthCheck(o.healthCheck, o.healthCheckInterval ?? this.#monitor.interval, (ok) => this.#settleHealth(ok))
     }
   }
 
@@ -199,38 +136,20 @@ export class OverloadProtection {
   close () {
     this.#monitor.off('sample', this.#onSample)
     if (this.#ownMonitor) this.#monitor.stop()
-    if (this.#healthTimer !== null) clearInterval(this.#healthTimer)
-    this.#healthTimer = null
+    this.#healthCheck?.stop()
+    this.#healthCheck = null
     this.#pressure = null
   }
 
-  /** @param {import('../monitor.js').Sample} s */
-  #judge (s) {
-    const l = this.#limits
-    this.#pressure =
-      over(TYPE_EVENT_LOOP_DELAY, s.delay.mean, l.eventLoopDelay) ??
-      over(TYPE_HEAP_USED_BYTES, s.memory.heapUsed, l.heapUsedBytes) ??
-      over(TYPE_RSS_BYTES, s.memory.rss, l.rssBytes) ??
-      over(TYPE_EVENT_LOOP_UTILIZATION, s.utilization, l.eventLoopUtilization) ??
-      (this.#healthy === false ? { type: TYPE_HEALTH_CHECK, value: 0, threshold: 0 } : null)
-  }
-
-  /** @param {() => unknown} check */
-  #runHealthCheck (check) {
-    if (this.#healthPending) return
-    this.#healthPending = true
-    /** @param {boolean} ok */
-    const settle = (ok) => {
-      this.#healthPending = false
-      this.#healthy = ok
-      if (!ok && this.#pressure === null) this.#pressure = { type: TYPE_HEALTH_CHECK, value: 0, threshold: 0 }
-      if (ok && this.#pressure?.type === TYPE_HEALTH_CHECK) this.#pressure = null
-    }
-    try {
-      Promise.resolve(check()).then((r) => settle(r !== false), () => settle(false))
-    } catch {
-      settle(false)
-    }
+  /**
+   * A failed health check refuses work at once, without waiting for the next sample; a passing one lifts only the
+   * refusal it caused.
+   * @param {boolean} ok
+   */
+  #settleHealth (ok) {
+    this.#healthy = ok
+    if (!ok && this.#pressure === null) this.#pressure = unhealthy()
+    if (ok && this.#pressure?.type === TYPE_HEALTH_CHECK) this.#pressure = null
   }
 
   /**
@@ -273,16 +192,6 @@ export class OverloadProtection {
       return [500, '{"status":"unknown"}']
     }
   }
-}
-
-/**
- * @param {PressureType} type
- * @param {number} value
- * @param {number} threshold 0: off
- * @returns {Pressure | null}
- */
-function over (type, value, threshold) {
-  return threshold > 0 && value > threshold ? { type, value, threshold } : null
 }
 
 /**

@@ -5,8 +5,7 @@
 /* global window, getComputedStyle */
 import { colorOf } from './colors.js'
 import { fmt, shortFile } from './format.js'
-import { isMatch } from './search.js'
-import { renderCrumbs } from './zoom.js'
+import { renderCrumbs } from './crumbs.js'
 
 /** px: the height of a row of boxes */
 export const ROW = 18
@@ -51,7 +50,7 @@ export function draw (g) {
     // Slivers under a pixel are not drawn: a flame graph of a busy minute has thousands, and none can be seen.
     for (const c of view.children[v]) if (view.total[c] * scale >= 1) todo.push(c)
   }
-  renderCrumbs(g)
+  renderCrumbs(g, draw)
 }
 
 /**
@@ -67,7 +66,7 @@ function box (g, v, px, pw, context) {
   const d = view.depth[v]
   const y = d * ROW
   const f = view.frame[v]
-  const matched = isMatch(g, f)
+  const matched = g.frameMatch[f] === 1
   const dim = (state.search || state.focus) && !matched
   ctx.fillStyle = dim ? '#e4e4e4' : colorOf(g, v)
   ctx.globalAlpha = context ? 0.55 : 1

@@ -3,14 +3,6 @@
 import { draw } from './draw.js'
 import { pct } from './format.js'
 
-/**
- * @param {import('./graph.js').Graph} g
- * @param {number} f a frame
- */
-export function isMatch (g, f) {
-  return g.frameMatch[f] === 1
-}
-
 /** @param {import('./graph.js').Graph} g */
 export function applySearch (g) {
   const { F, state, data } = g

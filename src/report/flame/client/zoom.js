@@ -1,8 +1,6 @@
 /// <reference lib="dom" />
 // Zoom and navigation: zooming to a box (click, breadcrumbs, reset) and to the heaviest place a function runs (a
 // culprit, a row of the table, or a caller from outside).
-/* global document */
-import { el } from './dom.js'
 import { draw } from './draw.js'
 import { applySearch } from './search.js'
 
@@ -13,23 +11,6 @@ import { applySearch } from './search.js'
 export function zoomTo (g, v) {
   g.state.zoom = v >= 0 && v < g.view.count ? v : 0
   draw(g)
-}
-
-/** @param {import('./graph.js').Graph} g */
-export function renderCrumbs (g) {
-  const { crumbs, reset } = g.ui
-  const { view, state } = g
-  crumbs.textContent = ''
-  /** @type {number[]} */
-  const path = []
-  for (let a = state.zoom; a >= 0; a = view.parent[a]) path.unshift(a)
-  path.forEach((v, i) => {
-    if (i > 0) crumbs.appendChild(document.createTextNode(' › '))
-    const b = el('button', 'hp-crumb', v === 0 ? 'all' : g.shownName(view.frame[v]))
-    b.addEventListener('click', () => zoomTo(g, v))
-    crumbs.appendChild(b)
-  })
-  reset.toggleAttribute('disabled', state.zoom === 0)
 }
 
 /**

@@ -1,4 +1,5 @@
-// Small statistics used to judge whether a difference is beyond noise, and to fit trends.
+// Small statistics used to judge whether a difference is beyond noise, and to fit trends. Shared by the load layer
+// (compare) and the analysis, so it sits below both.
 
 /** Mean of a list; 0 for an empty one. @param {number[]} xs */
 export function mean (xs) {

@@ -1,0 +1,51 @@
+// How the serving threads' event loop fared over the window: how late it ran, how busy it was, how long it waited for
+// a CPU, and the garbage collection pauses that held it.
+import { mean, percentile } from '../stats.js'
+
+/** @typedef {import('./run-data.js').ThreadRecord['samples'][number]} Sample */
+
+/**
+ * @param {Sample[]} samples the serving threads'
+ * @returns {import('./signals.js').Signals['loop']}
+ */
+export function loopFigures (samples) {
+  const delays = samples.map(s => s.delay.max)
+  let waited = 0
+  let measured = 0
+  for (const s of samples) {
+    if (s.thread === undefined) continue
+    waited += s.thread.wait
+    measured += s.interval
+  }
+  return {
+    utilization: mean(samples.map(s => s.utilization)),
+    runQueue: measured > 0 ? waited / measured : null,
+    delayP50: percentile(delays, 50),
+    delayP99: percentile(delays, 99),
+    delayMax: delays.length > 0 ? Math.max(...delays) : 0
+  }
+}
+
+/**
+ * @param {Sample[]} samples the serving threads'
+ * @param {number} threadWallMs the window's length times the serving threads
+ * @param {number} cpuMs the serving processes'
+ * @returns {import('./signals.js').Signals['gc']}
+ */
+export function gcFigures (samples, threadWallMs, cpuMs) {
+  let gcMs = 0
+  let gcCount = 0
+  /** @type {Record<string, { share: number, count: number }>} */
+  const byKind = {}
+  for (const s of samples) {
+    gcMs += s.gc.duration
+    gcCount += s.gc.count
+    for (const [kind, k] of Object.entries(s.gc.byKind ?? {})) {
+      const entry = byKind[kind] ?? (byKind[kind] = { share: 0, count: 0 })
+      entry.share += k.duration
+      entry.count += k.count
+    }
+  }
+  for (const entry of Object.values(byKind)) entry.share /= threadWallMs
+  return { share: gcMs / threadWallMs, cpuShare: cpuMs > 0 ? gcMs / cpuMs : 0, byKind, count: gcCount }
+}
