@@ -12,6 +12,7 @@ import { SocketWatcher } from '../sampling/sockets.js'
 import { WaitTracer } from '../sampling/waits.js'
 import { PoolWatcher } from '../sampling/pools.js'
 import { DriverOps } from '../sampling/driver-ops.js'
+import { EnvWatcher } from '../sampling/env-reads.js'
 import { RequestTracker } from './requests.js'
 import { EventLog } from './event-log.js'
 import { LoadProfiles } from './load-profiles.js'
@@ -49,7 +50,7 @@ const SETTLE_MS = 100
 
 /**
  * The doctor's probe in one process or thread: samples the runtime from start to exit, records per-port request
- * stats, listener growth and agent pools, and CPU-profiles (and heap-samples) exactly the load window that hotpath
+ * stats, listener growth, agent pools and the environment variables the app reads, and CPU-profiles (and heap-samples) exactly the load window that hotpath
  * announces over the channel (load-profiles.js). Everything is written to this thread's event log in the run directory.
  */
 export class Probe {
@@ -70,6 +71,7 @@ export class Probe {
     this.drivers.onOp = (op) => this.sockets.named(op)
     this.sockets.drivers = this.drivers
     this.pools = new PoolWatcher()
+    this.env = new EnvWatcher()
     /** the thread's recent business, 0..1, smoothed over ~200 ms of samples: arms the wait tracer */
     this.busy = 1
     this.slot = 0
@@ -178,6 +180,8 @@ export class Probe {
       interval: this.options.interval
     })
     if (this.options.runtime !== false) {
+      // First: the app's modules read their settings as they load, right after this preload.
+      this.env.start()
       this.requests.start()
       this.listeners.start()
       this.agents.start()
@@ -251,6 +255,8 @@ export class Probe {
         }
       }
     }
+    const reads = this.env.take()
+    if (reads.length > 0) this.log.write({ type: 'env-reads', time: Date.now(), reads })
     const waits = this.waits.take()
     if (waits.traces.length > 0 || waits.sites.length > 0) this.log.write({ type: 'waits', time: Date.now(), ...waits })
   }
