@@ -33,6 +33,8 @@ const SOME = 0.2
 const SLOT_SAMPLES = 10
 /** ms the probe lets requests in flight finish after the load stops, before it reads what the heap keeps */
 const SETTLE_MS = 100
+/** ms into the load the environment's reads are watched: clients made for the first requests read their settings */
+const ENV_WATCH_MS = 1000
 
 /**
  * @typedef {object} ProbeOptions
@@ -72,6 +74,8 @@ export class Probe {
     this.sockets.drivers = this.drivers
     this.pools = new PoolWatcher()
     this.env = new EnvWatcher()
+    /** @type {NodeJS.Timeout | null} */
+    this.envTimer = null
     /** the thread's recent business, 0..1, smoothed over ~200 ms of samples: arms the wait tracer */
     this.busy = 1
     this.slot = 0
@@ -285,6 +289,10 @@ export class Probe {
     this.loading = true
     // Pools are made at start-up: watching constructions any longer would cost every emitter of the load a call.
     this.pools.stop()
+    // Settings are read at start-up too, or by a client made for the first requests: a read through the watched
+    // environment costs ~1 µs more than a plain one, so it is watched only until the load's first second is over.
+    this.envTimer = setTimeout(() => this.stopEnv(), ENV_WATCH_MS)
+    this.envTimer.unref()
     this.busy = 1
     this.slot = 0
     this.credit = 0
@@ -296,6 +304,13 @@ export class Probe {
     this.options.channel.send({ type: 'started', pid: process.pid, threadId: this.tid })
   }
 
+  /** Puts the real process.env back (what was read is kept for the next flush). */
+  stopEnv () {
+    if (this.envTimer !== null) clearTimeout(this.envTimer)
+    this.envTimer = null
+    this.env.stop()
+  }
+
   async loadStop () {
     if (!this.loading) {
       this.options.channel.send({ type: 'stopped', pid: process.pid, threadId: this.tid })
@@ -303,6 +318,7 @@ export class Probe {
     }
     this.loading = false
     this.disarmWaits()
+    this.stopEnv()
     this.log.write({ type: 'load-stop', time: Date.now() })
     // The window closes on a sample boundary, with everything measured up to it.
     if (this.sampler.running) this.writeSample(this.sampler.sample(), true)
