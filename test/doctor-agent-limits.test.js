@@ -4,6 +4,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { agentPoolPlan, agentRecord, discoveryGroups, distinctValues, readStart, resolvedPlan, splitGroup, withAgentFigures } from '../src/analysis/agent-limits.js'
+import { envReads } from '../src/analysis/signals-env.js'
 import { experimentSentence } from '../src/report/words/experiments.js'
 
 /**
@@ -83,4 +84,19 @@ test('the advice says plainly where the limit is when no variable sets it, or wh
   assert.match(experimentSentence(agentRecord(plan, 'unclear', { checked: ['RETRIES'], unclear: ['PORT'] })),
     /^Not measured: which variable sets UpstreamAgent's maxSockets \(6\) could not be told: with PORT set to a test value the server did not start, .* \(RETRIES does not set it\)\./)
   assert.match(experimentSentence(agentRecord(plan, 'no-command')), /^Not measured: RETRIES and PORT may set UpstreamAgent's maxSockets \(6\); finding which, and what a bigger pool does, needs the server restarted/)
+})
+
+test('the reads of every thread of the serving processes, each variable at its earliest, a package\'s told from the app\'s', () => {
+  const thread = (/** @type {any[]} */ env) => /** @type {any} */ ({ hello: { cwd: '/srv/app' }, env })
+  const reads = envReads([
+    thread([
+      { name: 'POOL', set: false, value: null, site: { function: 'T', file: '/srv/app/node_modules/sdk/t.js', line: 9 }, time: 20 },
+      { name: 'PORT', set: true, value: '8080', site: { function: 'f', file: 'file:///srv/app/config.js', line: 2 }, time: 10 }
+    ]),
+    thread([{ name: 'POOL', set: false, value: null, site: { function: 'T', file: '/srv/app/node_modules/sdk/t.js', line: 9 }, time: 5 }])
+  ], '/srv/app')
+  assert.deepEqual(reads, [
+    { name: 'POOL', set: false, value: null, site: { function: 'T', file: 'node_modules/sdk/t.js', line: 9 }, dependency: true },
+    { name: 'PORT', set: true, value: '8080', site: { function: 'f', file: 'config.js', line: 2 }, dependency: false }
+  ])
 })

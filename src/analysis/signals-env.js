@@ -32,7 +32,9 @@ export function envReads (threads, cwd) {
       const s = r.site
       const site = s && typeof s.file === 'string' ? { function: String(s.function || '(anonymous)'), file: displayPath(s.file, base), line: Number(s.line) || 0 } : null
       const value = typeof r.value === 'string' && /^\d{1,9}$/.test(r.value) ? r.value : null
-      byName.set(r.name, { time, read: { name: r.name, set: r.set === true, value, site, dependency: site !== null && /[\\/]node_modules[\\/]/.test(site.file) } })
+      // Decided on the path the probe saw: shown relative to the working directory it may start with node_modules.
+      const dependency = site !== null && /[\\/]node_modules[\\/]/.test(String(s?.file))
+      byName.set(r.name, { time, read: { name: r.name, set: r.set === true, value, site, dependency } })
     }
   }
   return [...byName.values()].sort((a, b) => a.time - b.time).map(e => e.read)
