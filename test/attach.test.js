@@ -99,6 +99,8 @@ test('after doctor and flame --attach, nothing of the probe is left in the proce
     const inside = JSON.parse(await readFile(during, 'utf8'))
     assert.equal(inside.attached, true)
     assert.notDeepEqual(inside.functions, before.functions, 'the probe had its hooks in')
+    // The environment is watched until a second into the load (a slow start of the command asking may come after).
+    assert.equal(before.functions.env, 'plain')
     assert.ok(inside.listeners.request > before.listeners.request)
     assert.deepEqual(JSON.parse((await get(port, '/__state')).body), before)
     const run = await hotpath(['doctor', '-d', '2', '--no-progress', '--save', join(dir, 'run2'), '--attach', String(server.child.pid)], { timeout: 60000 })

@@ -13,10 +13,11 @@ const server = (/** @type {string} */ name) => join(ROOT, 'test', 'fixtures', 's
  * Runs doctor with the JSON on stdout, in a run directory of its own.
  * @param {string[]} args
  * @param {string[]} command
+ * @param {Record<string, string>} [env] set in doctor's environment, which the target inherits
  */
-async function doctor (args, command) {
+async function doctor (args, command, env = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-experiments-'))
-  const run = await hotpath(['doctor', '-d', '3', '-c', '10', '--no-progress', '--save', join(dir, 'run'), '--json', '-', ...args, '--', ...command], { timeout: 180_000 })
+  const run = await hotpath(['doctor', '-d', '3', '-c', '10', '--no-progress', '--save', join(dir, 'run'), '--json', '-', ...args, '--', ...command], { timeout: 180_000, env })
   return { ...run, dir, json: run.code !== 2 && run.stdout.trim().startsWith('{') ? JSON.parse(run.stdout) : null }
 }
 
@@ -195,6 +196,132 @@ test('--try with a flag node refuses: the experiment says it could not run, and 
     assert.equal(e.verdict, 'failed')
     assert.equal(e.tried[0].verdict, 'failed')
     assert.match(e.summary, /^Not measured: the server failed with --no-such-flag-at-all \(.*\)/)
+  } finally {
+    await rm(run.dir, { recursive: true, force: true })
+  }
+})
+
+/**
+ * The 1-based line of the first line of a fixture server that contains `text`.
+ * @param {string} name
+ * @param {string} text
+ */
+async function lineIn (name, text) {
+  return (await readFile(server(name), 'utf8')).split('\n').findIndex(l => l.includes(text)) + 1
+}
+
+/**
+ * The value doctor must recommend from what it tried: the smallest of those better than the baseline that gave at
+ * least 80% of the best gain.
+ * @param {any[]} tried
+ */
+function smallestWithMostOfTheGain (tried) {
+  const better = tried.filter(t => t.verdict === 'better')
+  const best = Math.max(...better.map(t => t.score))
+  return better.filter(t => t.score >= 0.8 * best).map(t => t.value).sort((a, b) => Number(a) - Number(b))[0]
+}
+
+/**
+ * An agent-pool experiment's values: the limit each arm ran with, and its figures.
+ * @param {any} e
+ */
+function assertAgentValues (e) {
+  for (const t of e.tried) {
+    assertFigures(t)
+    assert.equal(t.agent.maxSockets.baseline, 2, 'the baseline ran with the limit of the diagnosed run')
+    assert.equal(t.agent.maxSockets.candidate, Number(t.value), 'the agent\'s limit followed the variable')
+    assert.ok(t.agent.queued.baseline > 0, 'requests waited for a socket in the baseline')
+  }
+}
+
+test('requests queue for an agent whose limit the environment sets: the variable is found, its ladder measured, and the advice is the measured value', async () => {
+  const run = await doctor(['--experiment-time', '80s'], [process.execPath, server('agent-pool.js')], { INVENTORY_CONCURRENCY: '2' })
+  try {
+    assert.equal(run.code, 0, run.stderr)
+    const d = run.json
+    assert.equal(d.category, 'io', d.summary)
+    assert.match(run.stderr, /Measuring Agent's maxSockets before advising it: up to 80 s/)
+    // One start with the candidates set to distinct values shows which one the agent's limit follows.
+    assert.match(run.stderr, /Experiment: which variable sets Agent's maxSockets \(2\)\? start 1, with .*INVENTORY_CONCURRENCY=\d+/)
+    assert.match(run.stderr, /Experiment INVENTORY_CONCURRENCY=4 against 2: phase 2\/5, candidate/)
+    const e = d.experiments.find((/** @type {any} */ x) => x.why === 'agent-pool')
+    assert.ok(e, JSON.stringify(d.experiments))
+    assert.equal(e.setting, 'INVENTORY_CONCURRENCY')
+    assert.equal(e.kind, 'env')
+    assert.equal(e.current, '2')
+    assert.equal(e.facts.agent, 'Agent')
+    assert.equal(e.facts.maxSockets, 2)
+    assert.ok(e.facts.queued >= 1, `queued: ${e.facts.queued}`)
+    assert.equal(e.facts.set, true)
+    assert.equal(e.facts.read, `test/fixtures/servers/agent-pool.js:${await lineIn('agent-pool.js', 'process.env.INVENTORY_CONCURRENCY')}`)
+    assert.equal(e.facts.created, `test/fixtures/servers/agent-pool.js:${await lineIn('agent-pool.js', 'new http.Agent')}`)
+    assert.ok(e.facts.checked.includes('INVENTORY_CONCURRENCY'))
+    // Twice, four and eight times the limit, as far as the gains grew.
+    assert.ok(e.tried.length >= 1)
+    assert.deepEqual(e.tried.map((/** @type {any} */ t) => t.value), ['4', '8', '16'].slice(0, e.tried.length))
+    assertAgentValues(e)
+    // Twice the sockets to an upstream that answers in 20 ms: about twice the requests.
+    assert.equal(e.tried[0].verdict, 'better', e.summary)
+    assert.equal(e.verdict, 'helps', e.summary)
+    assert.equal(e.chosen, smallestWithMostOfTheGain(e.tried))
+    assert.equal(d.facts.recommendations[0].kind, 'measured-setting')
+    assert.equal(d.recommendations[0], e.summary)
+    assert.match(e.summary, new RegExp(`^Measured, INVENTORY_CONCURRENCY=${e.chosen} \\(now 2, which Agent's maxSockets follows, read at test/fixtures/servers/agent-pool\\.js:\\d+\\): .* req/s against .* requests waiting for a socket against `))
+    assert.match(e.summary, new RegExp(`Set it in the server's environment \\(INVENTORY_CONCURRENCY=${e.chosen}\\)`))
+    assert.match(e.summary, /check that it can take them/)
+    // The generic "raise its maxSockets" line gave way to what was measured.
+    assert.ok(!d.facts.recommendations.some((/** @type {any} */ a) => a.kind === 'agent-queue'))
+    const html = await readFile(join(run.dir, 'run', 'report.html'), 'utf8')
+    assert.match(html, new RegExp(`use <code>INVENTORY_CONCURRENCY=${e.chosen}</code>`))
+    assert.match(html, /waiting for a socket/)
+    const again = await hotpath(['doctor', '--analyse', join(run.dir, 'run')])
+    assert.match(again.stdout, new RegExp(`INVENTORY_CONCURRENCY: helps — use INVENTORY_CONCURRENCY=${e.chosen}`))
+    assert.match(again.stdout, /Agent: maxSockets 2, up to \d+ requests waiting for a socket, created at .*; INVENTORY_CONCURRENCY is 2, read at /)
+  } finally {
+    await rm(run.dir, { recursive: true, force: true })
+  }
+})
+
+test('an agent\'s limit read from a variable that is unset: a start with it set shows the limit follows it, and it is measured', async () => {
+  const run = await doctor(['--experiment-time', '40s'], [process.execPath, server('agent-pool.js')])
+  try {
+    assert.equal(run.code, 0, run.stderr)
+    const d = run.json
+    const e = d.experiments.find((/** @type {any} */ x) => x.why === 'agent-pool')
+    assert.ok(e, JSON.stringify(d.experiments))
+    assert.equal(e.setting, 'INVENTORY_CONCURRENCY')
+    assert.equal(e.current, null)
+    assert.equal(e.facts.set, false)
+    assert.equal(e.facts.maxSockets, 2)
+    assert.match(run.stderr, /start 1, with .*INVENTORY_CONCURRENCY=\d+/)
+    assert.deepEqual(e.tried.map((/** @type {any} */ t) => t.value), ['4', '8', '16'].slice(0, e.tried.length))
+    assert.ok(e.tried.length >= 1)
+    assertAgentValues(e)
+    assert.equal(e.verdict, 'helps', e.summary)
+    assert.equal(e.chosen, smallestWithMostOfTheGain(e.tried))
+    assert.match(e.summary, new RegExp(`^Measured, INVENTORY_CONCURRENCY=${e.chosen} \\(unset now, so Agent's maxSockets is the code's default, 2; it follows the variable when set, read at `))
+    if (e.stopped === 'budget') assert.match(e.summary, /The experiment time ran out before the rest of the ladder/)
+  } finally {
+    await rm(run.dir, { recursive: true, force: true })
+  }
+})
+
+test('an agent\'s limit no variable read by the app could set: said to be fixed in the code, where, without a restart', async () => {
+  const run = await doctor([], [process.execPath, join(ROOT, 'examples', 'io', 'server.js')], { PORT: '0' })
+  try {
+    assert.equal(run.code, 0, run.stderr)
+    const d = run.json
+    assert.equal(d.category, 'io', d.summary)
+    const e = d.experiments.find((/** @type {any} */ x) => x.why === 'agent-pool')
+    assert.ok(e, JSON.stringify(d.experiments))
+    assert.deepEqual([e.setting, e.kind, e.verdict, e.stopped, e.tried], ['maxSockets', 'code', 'not-run', 'in-code', []])
+    assert.deepEqual(e.facts.checked, [])
+    assert.doesNotMatch(run.stderr, /Measuring|Experiment/)
+    assert.match(e.summary, /^Not measured: Agent's maxSockets \(5\) is fixed in the code at examples\/io\/server\.js:6 — the app reads no environment variable whose value is 5/)
+    // Said after the advice about the pool.
+    const pool = d.facts.recommendations.findIndex((/** @type {any} */ a) => a.kind === 'pool-too-small' || a.kind === 'agent-queue')
+    assert.ok(pool >= 0, d.recommendations.join('\n'))
+    assert.equal(d.recommendations[pool + 1], e.summary)
   } finally {
     await rm(run.dir, { recursive: true, force: true })
   }

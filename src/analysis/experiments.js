@@ -1,27 +1,49 @@
-// doctor's experiments, as facts: which runtime settings a verdict calls for, the values worth trying, how a
-// candidate's phases are judged against the baseline's (compare's noise test, on the phases' seconds pooled), and
-// which value to recommend. The phases themselves are run by src/run/experiments.js; docs/diagnosis.md says how.
+// doctor's experiments, as facts: which runtime settings a verdict calls for and the values worth trying (how a
+// candidate's phases are judged and which value to recommend: experiment-judging.js). The phases themselves are run
+// by src/run/experiments.js; docs/diagnosis.md says how.
 import { freemem, totalmem } from 'node:os'
-import { compareResults } from '../load/compare.js'
-import { mergeEncoded, summarize } from '../load/histogram.js'
 import { dominantGc } from './rules.js'
 import { THRESHOLDS } from './thresholds.js'
+import { agentPoolPlan } from './agent-limits.js'
 
 const MB = 1048576
 
 /**
  * A setting to try and why: `flag` settings go in NODE_OPTIONS as --name=value, `env` ones in the environment; `try`
- * is the user's own variant (--try), node flags and NAME=value words together.
+ * is the user's own variant (--try), node flags and NAME=value words together; `code` is an agent's limit as the code
+ * sets it (`maxSockets`), whose `candidates` are the variables that may set it instead, until a start of the server
+ * shows which (src/analysis/agent-limits.js) — then it is that variable, `env`.
  * @typedef {object} ExperimentPlan
- * @property {'max-semi-space-size' | 'max-old-space-size' | 'UV_THREADPOOL_SIZE' | 'try'} setting
- * @property {'flag' | 'env' | 'try'} kind
- * @property {'scavenges' | 'heap-near-limit' | 'thread-pool' | 'try'} why
+ * @property {string} setting 'max-semi-space-size', 'max-old-space-size', 'UV_THREADPOOL_SIZE', 'try', 'maxSockets',
+ *   or the name of the variable an agent's limit follows
+ * @property {'flag' | 'env' | 'try' | 'code'} kind
+ * @property {'scavenges' | 'heap-near-limit' | 'thread-pool' | 'agent-pool' | 'try'} why
  * @property {string | null} current the value in effect in the diagnosed run, as far as doctor knows (null: V8's
- *   own, read from the baseline phase where it can be)
+ *   own, read from the baseline phase where it can be; a variable the app read unset)
  * @property {string[]} ladder candidate values, smallest first (semi-space: rebuilt once the baseline shows the
  *   young generation's size)
- * @property {{ heapUsed?: number, heapLimit?: number, share?: number, site?: string, resource?: string }} [facts]
- *   what asked for it
+ * @property {import('./agent-limits.js').EnvCandidate[]} [candidates] for an agent's limit: the variables to set to
+ *   find the one it follows
+ * @property {ExperimentFacts} [facts] what asked for it
+ */
+
+/**
+ * @typedef {object} ExperimentFacts
+ * @property {number} [heapUsed]
+ * @property {number} [heapLimit]
+ * @property {number} [share] of the traced requests' time, at the line that waits on the thread pool
+ * @property {string} [site] that line, `file:line`
+ * @property {string} [resource]
+ * @property {string} [agent] the agent whose requests queued for a socket (its class, or http.globalAgent)
+ * @property {number} [maxSockets] its limit in the diagnosed run
+ * @property {number} [queued] the most requests that waited for one of its sockets at once
+ * @property {string | null} [created] where the app created it, when known
+ * @property {string | null} [read] where the app first read the variable
+ * @property {boolean} [set] whether the variable had a value (the limit) in the diagnosed run; else the code's default
+ * @property {string[]} [candidates] the variables that might have set the limit
+ * @property {string[]} [checked] those a start of the server set to see whether the limit followed
+ * @property {string[]} [unclear] those no start could tell about (the server did not start with them set, or the
+ *   agent took no request)
  */
 
 /**
@@ -37,6 +59,8 @@ const MB = 1048576
  * @property {{ baseline: number, candidate: number } | null} rssBytes highest RSS of a phase, mean over the phases
  * @property {{ baseline: number, candidate: number } | null} heapBytes highest heap used of a phase, mean over the phases
  * @property {number} score the gain it was chosen by: relative req/s gain (closed loop) or p99 cut (at a fixed rate)
+ * @property {{ maxSockets: { baseline: number, candidate: number }, queued: { baseline: number, candidate: number } }} [agent]
+ *   for an agent's limit: the limit each arm ran with, and the most requests waiting for a socket (mean over phases)
  */
 
 /**
@@ -53,7 +77,8 @@ const MB = 1048576
  * @property {TriedValue[]} tried in the order tried
  * @property {string | null} chosen the smallest value that gave most of the gain (80% of the best), or null
  * @property {'helps' | 'no-gain' | 'worse' | 'failed' | 'not-run'} verdict
- * @property {'plateau' | 'worse' | 'ladder-end' | 'budget' | 'interrupted' | 'failed' | 'no-command'} stopped why no more values were tried
+ * @property {'plateau' | 'worse' | 'ladder-end' | 'budget' | 'interrupted' | 'failed' | 'no-command' | 'in-code' | 'unclear'} stopped
+ *   why no more values were tried (`in-code`: no variable sets the agent's limit; `unclear`: the starts could not tell)
  * @property {number} seconds the experiment's wall time
  * @property {number} phaseSeconds each phase's measured load, after its warm-up
  * @property {ExperimentPlan['facts']} [facts]
@@ -61,8 +86,6 @@ const MB = 1048576
 
 /** Thread-pool work as the wait tracer names it (src/sampling/wait-resources.js). */
 const POOL_WAITS = new Set(['thread pool', 'fs', 'dns'])
-/** A value whose score is within this of the best is "most of the gain". */
-const MOST_OF_GAIN = 0.8
 
 /**
  * The settings a diagnosis calls for, each only when its signal does.
@@ -101,6 +124,8 @@ export function plannedExperiments (category, s, env) {
       facts: { share: pool.share, site: `${pool.site.file}:${pool.site.line}`, resource: pool.resource.name }
     })
   }
+  const agent = agentPoolPlan(category, s)
+  if (agent) out.push(agent)
   return out
 }
 
@@ -152,143 +177,9 @@ export function parseTry (text) {
  * @returns {{ flags: string[], env: Record<string, string> }}
  */
 export function variantOf (plan, value) {
+  if (plan.kind === 'code') return { flags: [], env: {} }
   if (plan.kind === 'flag') return { flags: [`--${plan.setting}=${value}`], env: {} }
   if (plan.kind === 'env') return { flags: [], env: { [plan.setting]: value } }
   const parsed = parseTry(value)
   return 'error' in parsed ? { flags: [], env: {} } : parsed
-}
-
-/**
- * Judges a candidate's phases against the baseline phases run around them. Two tests, both required: compare's (Welch's
- * t on the per-second figures, or a change many times the steadier arm's spread) on each arm's seconds pooled; and
- * every candidate phase beyond both baseline phases beside it — a fresh process's speed varies from one start to the
- * next more than its seconds do, which the first test cannot see.
- * @param {import('../run/experiments.js').PhaseRecord[]} phases in the order run: baseline, candidate, baseline…
- * @param {string} value
- * @param {boolean} fixedRate the load sent at a fixed rate: the gain is in latency, not in requests/s
- * @returns {TriedValue}
- */
-export function judgeValue (phases, value, fixedRate) {
-  const failed = phases.find(p => p.failed !== null)?.failed ?? null
-  const a = phases.filter(p => p.arm === 'baseline' && p.result !== null)
-  const b = phases.filter(p => p.arm === 'candidate' && p.result !== null)
-  const none = { baseline: 0, candidate: 0, change: 0, p: NaN, verdict: /** @type {const} */ ('unknown') }
-  if (failed !== null || a.length === 0 || b.length === 0) {
-    return { value, verdict: 'failed', failed: failed ?? 'no phase measured', phases: b.length, requestsPerSecond: none, p99Ms: none, gcShare: null, rssBytes: null, heapBytes: null, score: 0 }
-  }
-  const rows = compareResults(pooled(a), pooled(b))
-  const figure = (/** @type {string} */ name) => {
-    const r = /** @type {import('../load/compare.js').Comparison} */ (rows.find(x => x.figure === name))
-    return { baseline: r.a, candidate: r.b, change: r.change, p: r.p, verdict: r.verdict }
-  }
-  const rps = figure('Requests/s')
-  const p99 = figure('Latency p99')
-  /** @type {TriedValue['verdict']} */
-  let verdict = 'same'
-  const bracket = bracketed(phases, fixedRate)
-  if (((rps.verdict === 'better' && p99.verdict !== 'worse') || (p99.verdict === 'better' && rps.verdict !== 'worse')) && bracket === 'better') verdict = 'better'
-  else if ((rps.verdict === 'worse' || p99.verdict === 'worse') && bracket === 'worse') verdict = 'worse'
-  else if (rps.verdict === 'unknown' && p99.verdict === 'unknown') verdict = 'unknown'
-  const gauge = (/** @type {(g: import('../run/experiments.js').Gauge) => number} */ pick) => {
-    const ga = a.flatMap(p => p.gauge ? [pick(p.gauge)] : [])
-    const gb = b.flatMap(p => p.gauge ? [pick(p.gauge)] : [])
-    return ga.length > 0 && gb.length > 0 ? { baseline: meanOf(ga), candidate: meanOf(gb) } : null
-  }
-  const score = verdict !== 'better' ? 0 : fixedRate ? -p99.change : rps.change
-  return { value, verdict, failed: null, phases: b.length, requestsPerSecond: rps, p99Ms: p99, gcShare: gauge(g => g.gcShare), rssBytes: gauge(g => g.rss), heapBytes: gauge(g => g.heapUsed), score }
-}
-
-/**
- * Whether every candidate phase did better (or every one worse) than each baseline phase run just before and after it:
- * requests/s under a closed-loop load, p99 at a fixed rate.
- * @param {import('../run/experiments.js').PhaseRecord[]} phases
- * @param {boolean} fixedRate
- * @returns {'better' | 'worse' | 'mixed'}
- */
-function bracketed (phases, fixedRate) {
-  const good = (/** @type {import('../run/experiments.js').PhaseRecord} */ p) => {
-    const r = /** @type {import('../load/result.js').LoadResult} */ (p.result)
-    return fixedRate ? -r.latency.p99 : r.requests.mean
-  }
-  let better = true
-  let worse = true
-  phases.forEach((p, k) => {
-    if (p.arm !== 'candidate') return
-    for (const n of [phases[k - 1], phases[k + 1]]) {
-      if (!n || n.arm !== 'baseline' || n.result === null) continue
-      if (!(good(p) > good(n))) better = false
-      if (!(good(p) < good(n))) worse = false
-    }
-  })
-  return better ? 'better' : worse ? 'worse' : 'mixed'
-}
-
-/**
- * Whether to try the next value of the ladder, after this one: not after a failure or a loss, and not once the
- * gains stopped growing (a value no better than the best before it).
- * @param {TriedValue[]} tried
- * @returns {Experiment['stopped'] | null} why to stop, or null to go on
- */
-export function stopAfter (tried) {
-  const last = /** @type {TriedValue} */ (tried.at(-1))
-  if (last.verdict === 'failed') return 'failed'
-  if (last.verdict === 'worse') return 'worse'
-  const before = tried.slice(0, -1).filter(t => t.verdict === 'better')
-  if (before.length === 0) return null
-  const best = Math.max(...before.map(t => t.score))
-  return last.verdict === 'better' && last.score > best * 1.1 + 0.02 ? null : 'plateau'
-}
-
-/**
- * The value to recommend: the smallest that gave most of the best gain; null when none gained beyond noise.
- * @param {TriedValue[]} tried
- */
-export function chooseValue (tried) {
-  const better = tried.filter(t => t.verdict === 'better')
-  if (better.length === 0) return null
-  const best = Math.max(...better.map(t => t.score))
-  const enough = better.filter(t => t.score >= MOST_OF_GAIN * best)
-  return enough.sort((x, y) => (Number(x.value) || 0) - (Number(y.value) || 0))[0].value
-}
-
-/**
- * The experiment's verdict from what was tried.
- * @param {TriedValue[]} tried
- * @param {string | null} chosen
- * @returns {Experiment['verdict']}
- */
-export function experimentVerdict (tried, chosen) {
-  if (chosen !== null) return 'helps'
-  if (tried.length === 0) return 'not-run'
-  if (tried.every(t => t.verdict === 'failed')) return 'failed'
-  if (tried.some(t => t.verdict === 'worse')) return 'worse'
-  return 'no-gain'
-}
-
-/**
- * Several phases' loads as one result for compareResults: their seconds together, their latencies merged.
- * @param {import('../run/experiments.js').PhaseRecord[]} phases
- * @returns {import('../load/result.js').LoadResult}
- */
-function pooled (phases) {
-  const results = /** @type {import('../load/result.js').LoadResult[]} */ (phases.map(p => p.result))
-  const series = results.flatMap(r => r.hotpath.shard.series)
-  const h = mergeEncoded(series.map(bin => bin.histogram))
-  const latency = summarize(h)
-  h.destroy()
-  const duration = results.reduce((n, r) => n + r.duration, 0)
-  const total = results.reduce((n, r) => n + r.requests.total, 0)
-  const bytes = results.reduce((n, r) => n + r.throughput.total, 0)
-  return /** @type {any} */ ({
-    requests: { mean: duration > 0 ? total / duration : 0, total, sent: results.reduce((n, r) => n + r.requests.sent, 0) },
-    latency,
-    throughput: { mean: duration > 0 ? bytes / duration : 0 },
-    errors: results.reduce((n, r) => n + r.errors, 0),
-    hotpath: { shard: { series } }
-  })
-}
-
-/** @param {number[]} xs */
-function meanOf (xs) {
-  return xs.reduce((a, b) => a + b, 0) / xs.length
 }

@@ -184,8 +184,9 @@ function inPool (c, s) {
 
 /**
  * The advice once doctor's experiments measured the settings it names: a measured setting replaces the generic line
- * about it (`scavenges`, `heap-near-limit`) and comes first when it helped; one that did not help says so where the
- * generic line was. A setting that was not measured, or could not be, leaves the generic line as it was.
+ * about it (`scavenges`, `heap-near-limit`, `agent-queue`) and comes first when it helped; one that did not help says
+ * so where the generic line was. A setting that was not measured, or could not be, leaves the generic line as it was;
+ * where an agent's limit is set is said after the advice about the agent, even when nothing was measured.
  * @param {Advice[]} advice
  * @param {import('./experiments.js').Experiment[]} experiments
  * @returns {Advice[]}
@@ -193,16 +194,38 @@ function inPool (c, s) {
 export function withExperiments (advice, experiments) {
   const out = [...advice]
   for (const experiment of experiments) {
-    if (experiment.verdict === 'not-run') continue
     /** @type {Advice} */
     const measured = { kind: 'measured-setting', experiment }
-    const generic = experiment.why === 'scavenges' ? 'scavenges' : experiment.why === 'heap-near-limit' ? 'heap-near-limit' : null
+    // Where an agent's limit is set (in the code, or in a variable doctor could not restart the server with) is said
+    // after the advice about the agent, measured or not.
+    if (experiment.verdict === 'not-run') {
+      if (advisedUnmeasured(experiment)) out.splice(agentAdviceEnd(out), 0, measured)
+      continue
+    }
+    const generic = experiment.why === 'scavenges' ? 'scavenges' : experiment.why === 'heap-near-limit' ? 'heap-near-limit' : experiment.why === 'agent-pool' ? 'agent-queue' : null
     const at = out.findIndex(a => a.kind === generic)
     // An experiment that could not run measured nothing: the generic line stays, and the failure is said after it.
     const keep = experiment.verdict === 'failed'
     if (at >= 0 && !keep) out.splice(at, 1)
     if (experiment.verdict === 'helps') out.unshift(measured)
-    else out.splice(at >= 0 ? at + (keep ? 1 : 0) : out.length, 0, measured)
+    else out.splice(at >= 0 ? at + (keep ? 1 : 0) : experiment.why === 'agent-pool' ? agentAdviceEnd(out) : out.length, 0, measured)
   }
   return out
+}
+
+/**
+ * Whether an experiment that measured nothing still has something to advise: where an agent's limit is set.
+ * @param {import('./experiments.js').Experiment} e
+ */
+export function advisedUnmeasured (e) {
+  return e.verdict === 'not-run' && e.why === 'agent-pool' && ['in-code', 'unclear', 'no-command'].includes(e.stopped)
+}
+
+/**
+ * Just after the advice about an outgoing pool (a pool too small, an agent's queue), else at the end.
+ * @param {Advice[]} advice
+ */
+function agentAdviceEnd (advice) {
+  const i = advice.findLastIndex(a => a.kind === 'agent-queue' || a.kind === 'pool-too-small')
+  return i === -1 ? advice.length : i + 1
 }

@@ -15,6 +15,8 @@ import { checkedProfile } from './run-profile-check.js'
  * @property {{ time: number, port: number, address: string }[]} listening
  * @property {any[]} listeners the latest listener-growth snapshot
  * @property {{ time: number, agents: any[] }[]} agents every agent-pool snapshot
+ * @property {import('../sampling/env-reads.js').EnvRead[]} env the environment variables the app read, each at its
+ *   first read (runs recorded before the probe watched them have none)
  * @property {{ time: number, outgoing: any[] }[]} outgoing every snapshot of outgoing calls (counts since the start)
  * @property {{ time: number, ops: import('../sampling/sockets.js').TripStats[], endpoints: import('../sampling/sockets.js').EndpointStats[] }[]} sockets
  *   every snapshot of client-socket round trips (counts since the start)

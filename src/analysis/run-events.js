@@ -20,7 +20,7 @@ export function readThread (file, damage) {
   // The probe names its log after its process and thread: that still says whose it is when the hello line is lost.
   const [, pid, threadId] = /** @type {RegExpExecArray} */ (/events-(\d+)-(\d+)\.ndjson$/.exec(file))
   /** @type {ThreadRecord} */
-  const t = { pid: Number(pid), threadId: Number(threadId), hello: {}, samples: [], listening: [], listeners: [], agents: [], outgoing: [], sockets: [], pools: [], waits: { traces: [], sites: new Map(), resources: new Map(), kinds: new Map() }, profiles: {}, exited: false, clock: null, settled: {} }
+  const t = { pid: Number(pid), threadId: Number(threadId), hello: {}, samples: [], listening: [], listeners: [], agents: [], outgoing: [], sockets: [], pools: [], env: [], waits: { traces: [], sites: new Map(), resources: new Map(), kinds: new Map() }, profiles: {}, exited: false, clock: null, settled: {} }
   /** @type {unknown[]} */
   const gcTrace = []
   let text
@@ -58,6 +58,11 @@ export function readThread (file, damage) {
         break
       case 'agents':
         if (Array.isArray(e.agents)) t.agents.push(e)
+        break
+      case 'env-reads':
+        for (const r of Array.isArray(e.reads) ? e.reads : []) {
+          if (r !== null && typeof r === 'object' && typeof r.name === 'string') t.env.push(r)
+        }
         break
       case 'outgoing':
         if (Array.isArray(e.outgoing) && typeof e.time === 'number') t.outgoing.push(e)

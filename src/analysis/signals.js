@@ -8,6 +8,7 @@ import { localBackends, otherCores } from './signals-host.js'
 import { gcFigures, loopFigures } from './signals-loop.js'
 import { memoryFigures } from './signals-memory.js'
 import { agentPressure, outgoingCalls } from './signals-outgoing.js'
+import { envReads } from './signals-env.js'
 import { mainSamples, requestCounts, servingThreads, threadKey } from './signals-serving.js'
 import { roleOf, summarizeThread } from './signals-threads.js'
 import { mean } from '../stats.js'
@@ -52,6 +53,8 @@ import { computeWaits } from './waits.js'
  *   `retained`: what keeps what the load left alive, when heap snapshots were taken after it
  * @property {any[]} listeners listener growth seen in the serving processes, most first, with pid
  * @property {{ agent: string, maxSockets: number, maxQueued: number, maxInUse: number }[]} agents outgoing pools that queued or filled
+ * @property {import('./signals-env.js').EnvReadSignal[]} env the environment variables the serving processes read,
+ *   earliest first
  * @property {OutgoingSignal[]} outgoing outgoing HTTP calls made by the serving processes during the window, the
  *   longest waited on first
  * @property {import('./signals-cost.js').CostTrend | null} cost how the CPU per request moved through the window
@@ -111,6 +114,7 @@ export function computeSignals (data) {
     memory: memoryFigures(data, serving, start, rate),
     listeners: listenerGrowth(data, serving.processThreads),
     agents: agentPressure(serving.processThreads, start, end),
+    env: envReads(serving.processThreads, data.run.cwd),
     outgoing: outgoingCalls(data, serving.processThreads, start, end, finished, serverTimeMean),
     cost: costTrend(serving.samples, processSamples, port, start, COST_LIMITS),
     waits: savingsAtMeanTime(computeWaits(serving.threads, start, end, data.run.cwd), serverTimeMean),

@@ -5,6 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { UsageError } from '../errors.js'
 import { parseTry, plannedExperiments } from '../analysis/experiments.js'
+import { agentRecord } from '../analysis/agent-limits.js'
 import { computeSignals } from '../analysis/signals.js'
 import { runExperiments } from '../run/experiments.js'
 import { durationFlag } from './args.js'
@@ -14,7 +15,7 @@ const FILE = 'experiments.json'
 
 /** @type {Record<string, import('./args.js').OptionSpec>} */
 export const EXPERIMENT_FLAGS = {
-  'no-experiments': { type: 'boolean', description: 'do not measure the runtime settings the verdict calls for (semi-space, heap limit, thread pool) before advising them' },
+  'no-experiments': { type: 'boolean', description: 'do not measure the runtime settings the verdict calls for (semi-space, heap limit, thread pool, a full agent\'s socket limit set in the environment) before advising them' },
   'experiment-time': { type: 'string', value: 'time', description: 'the most the experiments may take, all settings together', default: '90s' },
   try: { type: 'string', value: 'settings', description: 'measure your own hypothesis against the baseline: node flags and NAME=value (--try=\'--max-semi-space-size=64 UV_THREADPOOL_SIZE=8\')' }
 }
@@ -55,7 +56,9 @@ export async function measureSettings (facts, data, values, command, flags, io) 
   const runDir = data.dir
   // Each phase restarts the server: only a command doctor started itself can be, and only its built-in load repeated.
   if (command.length === 0 || values['on-port'] !== undefined) {
-    const experiments = plans.map(p => ({ setting: p.setting, kind: p.kind, why: p.why, current: p.current, tried: [], chosen: null, verdict: /** @type {const} */ ('not-run'), stopped: /** @type {const} */ ('no-command'), seconds: 0, phaseSeconds: 0, ...(p.facts ? { facts: p.facts } : {}) }))
+    const experiments = plans.map(p => p.kind === 'code'
+      ? agentRecord(p, (p.candidates ?? []).length > 0 ? 'no-command' : 'in-code')
+      : { setting: p.setting, kind: p.kind, why: p.why, current: p.current, tried: [], chosen: null, verdict: /** @type {const} */ ('not-run'), stopped: /** @type {const} */ ('no-command'), seconds: 0, phaseSeconds: 0, ...(p.facts ? { facts: p.facts } : {}) })
     writeFileSync(join(runDir, FILE), JSON.stringify(experiments, null, 2))
     return { experiments, interruptedBy: null }
   }
@@ -68,8 +71,10 @@ export async function measureSettings (facts, data, values, command, flags, io) 
     interruptedBy ??= signal ?? 'SIGINT'
     abort.abort()
   })
-  const names = plans.map(p => p.setting === 'try' ? `--try '${p.ladder[0]}'` : p.setting).join(', ')
-  io.stderr.write(`Measuring ${names} before advising ${plans.length > 1 ? 'them' : 'it'}: up to ${Math.round(flags.budgetMs / 1000)} s (--experiment-time; --no-experiments skips)…\n`)
+  // An agent's limit that nothing the app reads could set is in the code: said without a start.
+  const measuring = plans.filter(p => p.kind !== 'code' || (p.candidates ?? []).length > 0)
+  const names = measuring.map(p => p.setting === 'try' ? `--try '${p.ladder[0]}'` : p.kind === 'code' ? `${p.facts?.agent}'s maxSockets` : p.setting).join(', ')
+  if (measuring.length > 0) io.stderr.write(`Measuring ${names} before advising ${measuring.length > 1 ? 'them' : 'it'}: up to ${Math.round(flags.budgetMs / 1000)} s (--experiment-time; --no-experiments skips)…\n`)
   const port = values.port === undefined ? undefined : Number(values.port)
   const experiments = await runExperiments(plans, {
     command,

@@ -157,6 +157,7 @@ function remove (probe) {
   probe.outgoing.stop()
   probe.sockets.stop()
   probe.pools.stop()
+  probe.stopEnv()
   if (probe.flushTimer !== null) clearInterval(probe.flushTimer)
   probe.flushTimer = null
   unhookConnect()

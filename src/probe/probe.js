@@ -12,6 +12,7 @@ import { SocketWatcher } from '../sampling/sockets.js'
 import { WaitTracer } from '../sampling/waits.js'
 import { PoolWatcher } from '../sampling/pools.js'
 import { DriverOps } from '../sampling/driver-ops.js'
+import { EnvWatcher } from '../sampling/env-reads.js'
 import { RequestTracker } from './requests.js'
 import { EventLog } from './event-log.js'
 import { LoadProfiles } from './load-profiles.js'
@@ -32,6 +33,8 @@ const SOME = 0.2
 const SLOT_SAMPLES = 10
 /** ms the probe lets requests in flight finish after the load stops, before it reads what the heap keeps */
 const SETTLE_MS = 100
+/** ms into the load the environment's reads are watched: clients made for the first requests read their settings */
+const ENV_WATCH_MS = 1000
 
 /**
  * @typedef {object} ProbeOptions
@@ -49,7 +52,7 @@ const SETTLE_MS = 100
 
 /**
  * The doctor's probe in one process or thread: samples the runtime from start to exit, records per-port request
- * stats, listener growth and agent pools, and CPU-profiles (and heap-samples) exactly the load window that hotpath
+ * stats, listener growth, agent pools and the environment variables the app reads, and CPU-profiles (and heap-samples) exactly the load window that hotpath
  * announces over the channel (load-profiles.js). Everything is written to this thread's event log in the run directory.
  */
 export class Probe {
@@ -70,6 +73,9 @@ export class Probe {
     this.drivers.onOp = (op) => this.sockets.named(op)
     this.sockets.drivers = this.drivers
     this.pools = new PoolWatcher()
+    this.env = new EnvWatcher()
+    /** @type {NodeJS.Timeout | null} */
+    this.envTimer = null
     /** the thread's recent business, 0..1, smoothed over ~200 ms of samples: arms the wait tracer */
     this.busy = 1
     this.slot = 0
@@ -180,6 +186,8 @@ export class Probe {
       interval: this.options.interval
     })
     if (this.options.runtime !== false) {
+      // First: the app's modules read their settings as they load, right after this preload.
+      this.env.start()
       this.requests.start()
       this.listeners.start()
       this.agents.start()
@@ -253,6 +261,8 @@ export class Probe {
         }
       }
     }
+    const reads = this.env.take()
+    if (reads.length > 0) this.log.write({ type: 'env-reads', time: Date.now(), reads })
     const waits = this.waits.take()
     if (waits.traces.length > 0 || waits.sites.length > 0) this.log.write({ type: 'waits', time: Date.now(), ...waits })
   }
@@ -281,6 +291,10 @@ export class Probe {
     this.loading = true
     // Pools are made at start-up: watching constructions any longer would cost every emitter of the load a call.
     this.pools.stop()
+    // Settings are read at start-up too, or by a client made for the first requests: a read through the watched
+    // environment costs ~1 µs more than a plain one, so it is watched only until the load's first second is over.
+    this.envTimer = setTimeout(() => this.stopEnv(), ENV_WATCH_MS)
+    this.envTimer.unref()
     this.busy = 1
     this.slot = 0
     this.credit = 0
@@ -293,6 +307,13 @@ export class Probe {
     this.options.channel.send({ type: 'started', pid: process.pid, threadId: this.tid })
   }
 
+  /** Puts the real process.env back (what was read is kept for the next flush). */
+  stopEnv () {
+    if (this.envTimer !== null) clearTimeout(this.envTimer)
+    this.envTimer = null
+    this.env.stop()
+  }
+
   async loadStop () {
     if (!this.loading) {
       this.options.channel.send({ type: 'stopped', pid: process.pid, threadId: this.tid })
@@ -300,6 +321,7 @@ export class Probe {
     }
     this.loading = false
     this.disarmWaits()
+    this.stopEnv()
     const stoppedAt = Date.now()
     this.log.write({ type: 'load-stop', time: stoppedAt })
     // The window closes on a sample boundary, with everything measured up to it.

@@ -78,13 +78,23 @@ export class AgentWatcher {
     return {
       agent: agentName(agent),
       protocol,
-      maxSockets: typeof agent.maxSockets === 'number' ? agent.maxSockets : Infinity,
+      maxSockets: limitOf(agent.maxSockets),
       socketsInUse: countLists(agent.sockets),
       freeSockets: countLists(agent.freeSockets),
       queued,
       maxQueued
     }
   }
+}
+
+/**
+ * An agent's limit as node:http applies it: it compares counts with maxSockets as given, so a string from the
+ * environment (`maxSockets: process.env.LIMIT || 50`) limits as its number does.
+ * @param {unknown} value
+ */
+function limitOf (value) {
+  const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value
+  return typeof n === 'number' && n > 0 && !Number.isNaN(n) ? n : Infinity
 }
 
 /** @param {object} agent */

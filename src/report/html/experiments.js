@@ -1,11 +1,9 @@
 // The HTML report's section on doctor's experiments: each setting measured after the run, every value tried against
 // the baseline, and what came of it, in the words of the advice.
 import { esc, formatBytes, formatCount, formatMs, formatPercent, htmlTable } from './page.js'
-import { settingText } from '../words/experiments.js'
+import { agentLine, experimentName, settingText, verdictLabel } from '../words/experiments.js'
 
 /** @typedef {import('../words/experiments.js').WordedExperiment} WordedExperiment */
-
-const VERDICT = { helps: 'helps', 'no-gain': 'no gain beyond noise', worse: 'makes it worse', failed: 'could not run', 'not-run': 'not measured' }
 
 /**
  * @param {WordedExperiment[]} experiments
@@ -14,21 +12,26 @@ const VERDICT = { helps: 'helps', 'no-gain': 'no gain beyond noise', worse: 'mak
 export function experimentsSection (experiments) {
   if (experiments.length === 0) return ''
   const blocks = experiments.map((e) => {
-    const name = e.kind === 'try' ? `--try ${e.tried[0]?.value ?? ''}` : e.setting
     const chosen = e.chosen !== null ? ` — use <code>${esc(settingText(e, e.chosen))}</code>` : ''
-    const pair = (/** @type {{ baseline: number, candidate: number } | null} */ f, /** @type {(n: number) => string} */ fmt) => f ? `${esc(fmt(f.candidate))} <span class="hr-muted">/ ${esc(fmt(f.baseline))}</span>` : '–'
-    const rows = e.tried.filter(t => t.verdict !== 'failed').map(t => [
+    const pair = (/** @type {{ baseline: number, candidate: number } | null | undefined} */ f, /** @type {(n: number) => string} */ fmt) => f ? `${esc(fmt(f.candidate))} <span class="hr-muted">/ ${esc(fmt(f.baseline))}</span>` : '–'
+    const tried = e.tried.filter(t => t.verdict !== 'failed')
+    const queued = tried.some(t => t.agent)
+    const rows = tried.map(t => [
       esc(e.kind === 'try' ? 'as tried' : t.value),
       `${pair(t.requestsPerSecond, formatCount)} <span class="hr-muted">(${t.requestsPerSecond.change >= 0 ? '+' : ''}${Math.round(t.requestsPerSecond.change * 100)}%)</span>`,
       pair(t.p99Ms, formatMs),
+      ...(queued ? [pair(t.agent?.queued, v => String(Math.round(v)))] : []),
       pair(t.gcShare, v => formatPercent(v, 0)),
       pair(t.rssBytes, formatBytes),
       pair(t.heapBytes, formatBytes),
       esc(t.verdict === 'same' ? 'same (noise)' : t.verdict)
     ])
-    const figures = rows.length > 0 ? htmlTable(['value', 'req/s (vs baseline)', 'p99', 'GC', 'RSS', 'heap', 'verdict'], rows, { numeric: [1, 2, 3, 4, 5] }) : ''
+    const head = ['value', 'req/s (vs baseline)', 'p99', ...(queued ? ['waiting for a socket'] : []), 'GC', 'RSS', 'heap', 'verdict']
+    const figures = rows.length > 0 ? htmlTable(head, rows, { numeric: head.slice(1, -1).map((_, i) => i + 1) }) : ''
+    const about = agentLine(e)
     return `<div class="hr-experiment" data-setting="${esc(e.setting)}" data-verdict="${esc(e.verdict)}">
-    <h3><code>${esc(name)}</code>: ${esc(VERDICT[e.verdict])}${chosen}</h3>
+    <h3><code>${esc(experimentName(e))}</code>: ${esc(verdictLabel(e))}${chosen}</h3>
+    ${about ? `<p class="hr-muted">${esc(about)}</p>` : ''}
     ${figures}
     <p>${esc(e.summary)}</p>
   </div>`

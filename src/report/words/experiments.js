@@ -1,6 +1,7 @@
 // doctor's experiments in words: what a setting measured against the baseline, as the terminal, the HTML report, the
 // JSON (`experiments[].summary`) and the advice say it.
 import { formatBytes, formatCount, formatMs, formatPercent } from '../format.js'
+import { AGENT_CAVEAT, AGENT_INSTEAD, agentFigures, agentNotRun, agentNow } from './experiments-agent.js'
 
 /** @typedef {import('../../analysis/experiments.js').Experiment} Experiment */
 /** @typedef {import('../../analysis/experiments.js').TriedValue} TriedValue */
@@ -14,12 +15,47 @@ export function wordExperiment (e) {
   return { ...e, summary: experimentSentence(e) }
 }
 
+const VERDICT = { helps: 'helps', 'no-gain': 'no gain beyond noise', worse: 'makes it worse', failed: 'could not run', 'not-run': 'not measured' }
+
+/**
+ * What came of an experiment, as a heading says it.
+ * @param {Experiment} e
+ */
+export function verdictLabel (e) {
+  if (e.kind === 'code' && e.stopped === 'in-code') return 'fixed in the code'
+  if (e.kind === 'code' && e.stopped === 'unclear') return 'not found in the environment'
+  return VERDICT[e.verdict]
+}
+
+/**
+ * What an experiment is on, as a heading names it: the setting, the user's --try, an agent's limit.
+ * @param {Experiment} e
+ */
+export function experimentName (e) {
+  if (e.kind === 'try') return `--try ${e.tried[0]?.value ?? ''}`
+  if (e.kind === 'code') return `${e.facts?.agent ?? 'agent'}'s maxSockets`
+  return e.setting
+}
+
+/**
+ * For an agent's limit, the line under the heading: the agent, its limit and queue, and where the variable is read.
+ * @param {Experiment} e
+ */
+export function agentLine (e) {
+  const f = e.facts
+  if (e.why !== 'agent-pool' || !f) return null
+  const pool = `${f.agent}: maxSockets ${f.maxSockets}, up to ${f.queued} requests waiting for a socket${f.created ? `, created at ${f.created}` : ''}`
+  if (e.kind === 'code') return pool
+  return `${pool}; ${e.setting} ${f.set ? `is ${e.current}` : 'is unset'}${f.read ? `, read at ${f.read}` : ''}, and the limit follows it`
+}
+
 /**
  * How a value is set: `node --max-semi-space-size=64`, `UV_THREADPOOL_SIZE=16`, the user's own words.
  * @param {Pick<Experiment, 'kind' | 'setting'>} e
  * @param {string} value
  */
 export function settingText (e, value) {
+  if (e.kind === 'code') return `${e.setting}: ${value}`
   if (e.kind === 'flag') return `--${e.setting}=${value}`
   if (e.kind === 'env') return `${e.setting}=${value}`
   return value
@@ -31,10 +67,12 @@ export function settingText (e, value) {
  */
 export function experimentSentence (e) {
   const unit = e.setting === 'max-semi-space-size' || e.setting === 'max-old-space-size' ? ' MB' : ''
+  const agent = e.why === 'agent-pool'
   // The old generation's limit is read as the heap's (young generation included): V8 reports no other.
-  const now = e.current === null || e.kind === 'try' ? '' : e.setting === 'max-old-space-size' ? ` (the heap's limit now ${e.current} MB)` : ` (now ${e.current}${unit})`
+  const now = agent ? agentNow(e) : e.current === null || e.kind === 'try' ? '' : e.setting === 'max-old-space-size' ? ` (the heap's limit now ${e.current} MB)` : ` (now ${e.current}${unit})`
   const phases = `measured in ${e.phaseSeconds} s phases, each candidate between two baselines`
-  const caveat = e.setting === 'max-old-space-size' ? ' A higher heap limit postpones a leak\'s crash; it does not fix the leak.' : ''
+  const caveat = e.setting === 'max-old-space-size' ? ' A higher heap limit postpones a leak\'s crash; it does not fix the leak.' : agent ? AGENT_CAVEAT : ''
+  if (e.verdict === 'not-run' && e.kind === 'code') return agentNotRun(e)
   if (e.verdict === 'not-run') {
     if (e.stopped === 'ladder-end') return `Not measured: ${e.setting} is ${e.current}${unit} already, the top of what doctor tries.`
     return e.stopped === 'no-command'
@@ -45,11 +83,14 @@ export function experimentSentence (e) {
   if (chosen) {
     const others = e.tried.filter(t => t !== chosen).map(t => `${t.value}${unit}: ${outcome(t)}`)
     const how = e.kind === 'env' ? `in the server's environment (${settingText(e, chosen.value)})` : e.kind === 'flag' ? `on the node command line or in NODE_OPTIONS (${settingText(e, chosen.value)})` : 'as tried'
-    return `Measured, ${settingText(e, chosen.value)}${now}: ${figures(chosen)}.${others.length > 0 ? ` Also tried — ${others.join('; ')}.` : ''} Set it ${how}; ${phases}.${caveat}`
+    const cut = e.stopped === 'budget' ? ' The experiment time ran out before the rest of the ladder (--experiment-time).' : ''
+    return `Measured, ${settingText(e, chosen.value)}${now}: ${figures(chosen)}.${others.length > 0 ? ` Also tried — ${others.join('; ')}.` : ''} Set it ${how}; ${phases}.${cut}${caveat}`
   }
   const values = e.tried.map(t => `${t.value}${unit}`).join(', ')
   if (e.verdict === 'failed') {
     const t = e.tried.find(x => x.failed !== null)
+    // The server ran, but the agent's limit did not move with the variable: it does not set it after all.
+    if (t?.agent && t.agent.maxSockets.candidate === t.agent.maxSockets.baseline) return `Not measured: ${t.failed} — the variable does not set the agent's limit after all.`
     return `Not measured: the server failed with ${settingText(e, t?.value ?? '')}${t?.failed ? ` (${t.failed})` : ''}.`
   }
   const list = e.kind === 'try' ? e.tried.map(outcome).join('; ') : e.tried.map(t => `${t.value}${unit}: ${outcome(t)}`).join('; ')
@@ -66,6 +107,7 @@ export function experimentSentence (e) {
 function instead (e) {
   if (e.why === 'scavenges') return ' Allocate less per request instead: reuse buffers, avoid intermediate arrays and copies.'
   if (e.why === 'thread-pool') return ' Make fewer or cheaper thread-pool calls per request instead (cache file reads and lookups; the pool\'s work may be CPU the machine does not have).'
+  if (e.why === 'agent-pool') return AGENT_INSTEAD
   return ''
 }
 
@@ -91,7 +133,9 @@ function figures (t) {
     `${formatCount(r.candidate)} req/s against ${formatCount(r.baseline)} (${signed(r.change)})`,
     `p99 ${formatMs(t.p99Ms.candidate)} against ${formatMs(t.p99Ms.baseline)}`
   ]
-  if (t.gcShare) parts.push(`GC ${formatPercent(t.gcShare.candidate, 0)} of the time against ${formatPercent(t.gcShare.baseline, 0)}`)
+  const agent = agentFigures(t)
+  if (agent) parts.push(agent)
+  else if (t.gcShare) parts.push(`GC ${formatPercent(t.gcShare.candidate, 0)} of the time against ${formatPercent(t.gcShare.baseline, 0)}`)
   if (t.rssBytes) {
     const more = t.rssBytes.candidate - t.rssBytes.baseline
     const heap = t.heapBytes ? `, heap ${formatBytes(t.heapBytes.candidate)} against ${formatBytes(t.heapBytes.baseline)}` : ''

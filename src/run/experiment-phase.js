@@ -1,0 +1,119 @@
+// One phase of doctor's experiments: the target started afresh with a variant (node flags in NODE_OPTIONS,
+// environment variables) and the gauge preloaded, warmed up, loaded as doctor loaded it, and stopped.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { load } from '../load/load.js'
+import { readGauge } from './experiment-gauge.js'
+import { listeningUrl, TargetProcess, describeExit } from './target-process.js'
+
+const GAUGE = new URL('../probe/experiment-gauge.js', import.meta.url).href
+/** Seconds of load before each phase measures: the target was just started, and its first requests compile code. */
+export const WARMUP_SECONDS = 1
+
+/**
+ * A way to start the target: node flags added to NODE_OPTIONS, environment variables.
+ * @typedef {{ flags: string[], env: Record<string, string> }} Variant
+ */
+
+/**
+ * What one phase measured.
+ * @typedef {object} PhaseRecord
+ * @property {'baseline' | 'candidate'} arm
+ * @property {string} value the candidate's value ('' for the baseline)
+ * @property {import('../load/result.js').LoadResult | null} result the measured load (warm-up excluded)
+ * @property {Gauge | null} gauge what the target's processes said of themselves during the measured load
+ * @property {string | null} failed why the phase measured nothing (the target did not start, the load failed)
+ * @property {number} ms the phase's wall time, start of the target to its stop
+ */
+
+/** @typedef {import('./experiment-gauge.js').Gauge} Gauge */
+
+/**
+ * @typedef {object} PhaseOptions
+ * @property {string[]} command
+ * @property {Omit<import('../load/load.js').LoadOptions, 'url'>} load doctor's load
+ * @property {string} path
+ * @property {number} [port]
+ * @property {number} listenTimeout seconds
+ * @property {number} seconds what each phase measures, after its warm-up
+ * @property {AbortSignal} signal
+ */
+
+/**
+ * Starts the target with a variant, warms it up, measures one load and stops it.
+ * @param {Variant} variant
+ * @param {PhaseOptions} o
+ * @param {{ arm: PhaseRecord['arm'], value: string }} label
+ * @param {{ warmup: number, seconds: number }} [timing] seconds of warm-up and of measured load (else doctor's)
+ * @returns {Promise<PhaseRecord>}
+ */
+export async function runPhase (variant, o, label, timing = { warmup: WARMUP_SECONDS, seconds: o.seconds }) {
+  const started = Date.now()
+  const dir = mkdtempSync(join(tmpdir(), 'hotpath-experiment-'))
+  const { command, flags } = withFlags(o.command, variant.flags)
+  const target = new TargetProcess(command, {
+    env: { ...variant.env, HOTPATH_EXPERIMENT_DIR: dir },
+    nodeOptions: [...flags, `--import=${GAUGE}`].join(' ')
+  })
+  /** @type {PhaseRecord} */
+  const record = { ...label, result: null, gauge: null, failed: null, ms: 0 }
+  try {
+    await target.start()
+    const listening = await target.waitForListening({ timeout: o.listenTimeout, port: o.port })
+    const url = listeningUrl(listening, o.path)
+    const result = await load({ ...o.load, duration: timing.seconds, warmup: timing.warmup, amount: undefined, url, signal: o.signal, onBin: undefined })
+    // The gauge writes four times a second: one more line closes the window.
+    await new Promise(resolve => setTimeout(resolve, 300))
+    const pids = new Set(target.listening.filter(l => l.port === listening.port).map(l => l.pid))
+    if (target.exitInfo && !target.exitInfo.stoppedByUs) {
+      record.failed = `the target exited ${describeExit(target.exitInfo)} during the phase${lastError(target.tail())}`
+    } else if (result.failed) {
+      record.failed = result.failed.detail
+      // What the target said of itself still counts where the responses do not (an agent's limit, read at a start).
+      record.gauge = readGauge(dir, pids, started, Date.now())
+    } else {
+      record.result = result
+      record.gauge = readGauge(dir, pids, result.hotpath.shard.start, result.hotpath.shard.finish)
+    }
+  } catch (err) {
+    const e = /** @type {Error & { stderr?: string[] }} */ (err)
+    record.failed = `${e.message}${lastError(e.stderr ?? target.tail())}`
+  } finally {
+    await target.stop()
+    rmSync(dir, { recursive: true, force: true })
+    record.ms = Date.now() - started
+  }
+  return record
+}
+
+/**
+ * Puts a variant's flags where they take effect: node reads NODE_OPTIONS before its command line, so a flag the
+ * command already gives before its script (`node --max-old-space-size=512 app.js`) is changed there; the others go in
+ * NODE_OPTIONS.
+ * @param {string[]} command
+ * @param {string[]} flags
+ */
+export function withFlags (command, flags) {
+  const out = [...command]
+  // node's own options come before the script: what follows it is the app's.
+  const script = out.findIndex((w, k) => k > 0 && !w.startsWith('-'))
+  const own = script === -1 ? out.length : script
+  const rest = []
+  for (const flag of flags) {
+    const name = flag.split('=')[0].replaceAll('_', '-')
+    const at = name.startsWith('--') && flag.includes('=') ? out.findIndex((w, k) => k > 0 && k < own && w.replaceAll('_', '-').startsWith(`${name}=`)) : -1
+    if (at > 0) out[at] = flag
+    else rest.push(flag)
+  }
+  return { command: out, flags: rest }
+}
+
+/**
+ * The last line of a target's stderr that says what went wrong (node refusing a flag says it there).
+ * @param {string[]} lines
+ */
+function lastError (lines) {
+  const line = [...lines].reverse().find(l => /error|not allowed|bad option|invalid/i.test(l))
+  return line ? `: ${line.trim()}` : ''
+}
