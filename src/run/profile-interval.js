@@ -1,10 +1,9 @@
 // How often doctor's CPU profiler samples, chosen from the load it will profile: the culprits need samples, not a
-// rate. The profiler's cost to a saturated server grows with its rate (at 1 ms it took about a tenth of a hello
-// server's throughput, with the probe and heap sampling, docs/diagnosis.md), while a culprit's share is as sure from
-// 2,500 samples at 4 ms as from 10,000 at 1 ms: its standard error is √(share·(1−share)/samples), under a point for
-// a culprit of a tenth. So the window gets about 2,500 samples whatever its length, 1 ms apart at the closest (a
-// short window keeps today's resolution) and 10 ms at the farthest (V8's own default is 1 ms; 10 ms is clinic's
-// event-loop sampler's period, and a minute's window still has 6,000 samples).
+// rate. The profiler's cost to a saturated server grows with its rate (7–9% of a hello server's throughput at 1 ms,
+// 4–6% at 2 ms: docs/diagnosis.md), while a culprit's share from 2,500 samples is known to within a point (its
+// standard error, √(share·(1−share)/samples), is 0.6 points for a share of a tenth). So the window gets about 2,500
+// samples whatever its length: 1 ms apart at the closest (a short window keeps the resolution it always had) and
+// 10 ms at the farthest (a minute's window still has 6,000 samples).
 const SAMPLES = 2500
 const MIN_US = 1000
 const MAX_US = 10000
