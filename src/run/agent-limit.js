@@ -12,6 +12,8 @@ import { runPhase } from './experiment-phase.js'
 const MAX_STARTS = 6
 /** Seconds of load per start: enough for the agent to take requests, not to measure anything. */
 const LOAD_SECONDS = 1
+/** Seconds a start waits for the server to listen, at most. */
+const LISTEN_SECONDS = 10
 /** What a start costs at least, to leave in the budget before one: starting, the load, stopping. */
 const START_MS = 4000
 
@@ -46,7 +48,9 @@ export async function findLimitVariable (plan, o, run) {
     const used = Math.round((Date.now() - run.began) / 1000)
     const setting = Object.entries(assigned).map(([k, v]) => `${k}=${v}`).join(' ')
     run.status(`Experiment: which variable sets ${agent}'s maxSockets (${plan.current})? start ${starts}, with ${setting} (${used} s of ${Math.round(run.budgetMs / 1000)} s; --no-experiments skips)…`)
-    const phase = await runPhase({ flags: [], env: { ...assigned, HOTPATH_EXPERIMENT_AGENTS: '1' } }, o, { arm: 'candidate', value: setting }, { warmup: 0, seconds: LOAD_SECONDS })
+    // A variable that moves the port (PORT=1) must not hold the search for the whole listen timeout.
+    const start = { ...o, listenTimeout: Math.min(o.listenTimeout, LISTEN_SECONDS) }
+    const phase = await runPhase({ flags: [], env: { ...assigned, HOTPATH_EXPERIMENT_AGENTS: '1' } }, start, { arm: 'candidate', value: setting }, { warmup: 0, seconds: LOAD_SECONDS })
     const seen = phase.gauge?.agents.find(a => a.agent === agent)?.limits ?? null
     const said = readStart(assigned, seen, known)
     if ('found' in said) {
