@@ -2,7 +2,7 @@
 // --no-experiments, and the user's --try), within --experiment-time, and where they are kept (experiments.json in the
 // run directory, so that --analyse reports them again).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { UsageError } from '../errors.js'
 import { parseTry, plannedExperiments } from '../analysis/experiments.js'
 import { agentRecord } from '../analysis/agent-limits.js'
@@ -48,7 +48,7 @@ export function experimentFlags (values) {
  */
 export async function measureSettings (facts, data, values, command, flags, io) {
   /** @type {import('../analysis/experiments.js').ExperimentPlan[]} */
-  const plans = flags.auto && facts.failure === null && !data.run.aborted ? plannedExperiments(facts.category, computeSignals(data), process.env) : []
+  const plans = flags.auto && facts.failure === null && !data.run.aborted ? plannedExperiments(facts.category, computeSignals(data), targetEnv(command)) : []
   if (flags.tryText !== undefined && facts.failure === null && !data.run.aborted) {
     plans.push({ setting: 'try', kind: 'try', why: 'try', current: null, ladder: [flags.tryText.trim().split(/\s+/).join(' ')] })
   }
@@ -103,4 +103,17 @@ export function savedExperiments (runDir) {
   } catch {
     return []
   }
+}
+
+/**
+ * The environment the target ran in, as far as its node flags go: node reads NODE_OPTIONS and then the flags its
+ * command line gives before the script (`node --max-semi-space-size=16 app.js`), and the last word counts.
+ * @param {string[]} command
+ * @returns {NodeJS.ProcessEnv}
+ */
+function targetEnv (command) {
+  if (command.length === 0 || !/^node(js)?(\d+)?(\.exe)?$/.test(basename(command[0]))) return process.env
+  const script = command.findIndex((w, k) => k > 0 && !w.startsWith('-'))
+  const own = command.slice(1, script === -1 ? undefined : script).filter(w => w.startsWith('--'))
+  return own.length === 0 ? process.env : { ...process.env, NODE_OPTIONS: [process.env.NODE_OPTIONS ?? '', ...own].join(' ').trim() }
 }
