@@ -11,6 +11,7 @@ import http from 'node:http'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { load } from 'hotpath'
+import { jsonApiHandler } from './lib/json-api.js'
 
 const ALL = /** @type {const} */ (['off', 'runtime', 'sampler', 'guard', 'metrics'])
 /** @typedef {typeof ALL[number]} Variant */
@@ -23,18 +24,8 @@ else await main()
 
 /** @param {Variant} variant */
 async function serve (variant) {
-  const payload = {
-    id: 42,
-    name: 'hotpath',
-    tags: ['load', 'doctor', 'flame', 'runtime'],
-    items: Array.from({ length: 10 }, (_, i) => ({ i, label: `item ${i}`, price: i * 3.5, available: i % 2 === 0 }))
-  }
   /** @type {http.RequestListener} */
-  let handler = (req, res) => {
-    const body = JSON.stringify(payload)
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
-    res.end(body)
-  }
+  let handler = jsonApiHandler()
   if (variant === 'runtime' || variant === 'guard' || variant === 'metrics') {
     const { monitor, overloadProtection, registerMetrics } = await import('hotpath/runtime')
     const m = monitor({ interval: 1000 })

@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { load } from 'hotpath'
+import { jsonApiHandler } from './lib/json-api.js'
 
 /** @typedef {'off' | 'runtime'} Variant */
 
@@ -36,18 +37,8 @@ else await main()
  * @param {number} captureEvery seconds between captures (0: none)
  */
 async function serve (variant, dir, captureEvery) {
-  const payload = {
-    id: 42,
-    name: 'hotpath',
-    tags: ['load', 'doctor', 'flame', 'runtime'],
-    items: Array.from({ length: 10 }, (_, i) => ({ i, label: `item ${i}`, price: i * 3.5, available: i % 2 === 0 }))
-  }
   /** @type {http.RequestListener} */
-  let handler = (req, res) => {
-    const body = JSON.stringify(payload)
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
-    res.end(body)
-  }
+  let handler = jsonApiHandler()
   let stalls = 0
   const captures = { ok: 0, failed: /** @type {string[]} */ ([]) }
   /** @type {(() => Promise<string>) | null} */

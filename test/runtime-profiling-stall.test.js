@@ -3,13 +3,13 @@
 // app measures its own loop (a 5 ms drift probe) and reports the worst lateness while the capture was being written.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { load } from 'hotpath'
+import { startListeningApp } from './helpers/child.js'
 
 const app = fileURLToPath(new URL('./fixtures/profiles/busy-app.js', import.meta.url))
 // 30 s sampled every 250 µs: V8 takes some 50,000–70,000 samples on a busy 2-core machine, as many as a 60 s capture
@@ -23,25 +23,8 @@ const sleep = (ms) => new Promise(resolve => setTimeout(resolve, ms))
 test('a long capture of a busy server is written without stalling its event loop', { timeout: 120_000 }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-stall-'))
   t.after(() => rm(dir, { recursive: true, force: true }))
-  const child = spawn(process.execPath, [app], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, PROFILE_DIR: dir, PROFILE_SECONDS: String(SECONDS), PROFILE_INTERVAL: String(INTERVAL) }
-  })
-  /** @type {string[]} */
-  const lines = []
-  let partial = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk) => {
-    const parts = (partial + chunk).split('\n')
-    partial = /** @type {string} */ (parts.pop())
-    lines.push(...parts)
-  })
+  const { child, port, lines } = await startListeningApp(app, { PROFILE_DIR: dir, PROFILE_SECONDS: String(SECONDS), PROFILE_INTERVAL: String(INTERVAL) })
   try {
-    const deadline = Date.now() + 10_000
-    while (!lines.some(l => l.startsWith('listening on'))) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error('the app did not start')
-      await sleep(20)
-    }
-    const port = Number(/** @type {string} */ (lines.find(l => l.startsWith('listening on'))).split(' ').pop())
     // Busy, not drowned: a steady rate the server keeps up with, through the capture and the writing after it.
     const loading = load({ url: `http://127.0.0.1:${port}/`, duration: SECONDS + 8, connections: 4, rate: 400 })
     await sleep(1000)

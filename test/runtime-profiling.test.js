@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { load } from 'hotpath'
 import { profiler } from 'hotpath/runtime'
 import { hotpath } from './helpers/cli.js'
+import { startListeningApp } from './helpers/child.js'
 
 const app = fileURLToPath(new URL('./fixtures/profiles/runtime-app.js', import.meta.url))
 const TOKEN = 'test-token-0123456789abcdef'
@@ -20,24 +21,7 @@ const TOKEN = 'test-token-0123456789abcdef'
  * @param {string} dir
  */
 async function startApp (dir) {
-  const child = spawn(process.execPath, [app], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, PROFILE_DIR: dir, PROFILE_TOKEN: TOKEN, PROFILE_SECONDS: '1' }
-  })
-  /** @type {string[]} */
-  const lines = []
-  let partial = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk) => {
-    const parts = (partial + chunk).split('\n')
-    partial = /** @type {string} */ (parts.pop())
-    lines.push(...parts)
-  })
-  const deadline = Date.now() + 10000
-  while (!lines.some(l => l.startsWith('listening on'))) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error('the app did not start')
-    await sleep(20)
-  }
-  const port = Number(/** @type {string} */ (lines.find(l => l.startsWith('listening on'))).split(' ').pop())
+  const { child, port, lines } = await startListeningApp(app, { PROFILE_DIR: dir, PROFILE_TOKEN: TOKEN, PROFILE_SECONDS: '1' })
   const captures = () => lines.filter(l => l.startsWith('capture ')).map(l => JSON.parse(l.slice(8)))
   return { child, port, lines, captures }
 }

@@ -26,3 +26,31 @@ export function runModule (source, opts = {}) {
     })
   })
 }
+
+/**
+ * Starts a fixture app that prints `listening on <port>` when it serves, and keeps every line of its stdout.
+ * @param {string} app the script
+ * @param {Record<string, string>} env added to this process's
+ * @returns {Promise<{ child: import('node:child_process').ChildProcess, port: number, lines: string[] }>}
+ */
+export async function startListeningApp (app, env) {
+  const child = spawn(process.execPath, [app], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } })
+  /** @type {string[]} */
+  const lines = []
+  let partial = ''
+  child.stdout?.setEncoding('utf8').on('data', (chunk) => {
+    const parts = (partial + chunk).split('\n')
+    partial = /** @type {string} */ (parts.pop())
+    lines.push(...parts)
+  })
+  const deadline = Date.now() + 10000
+  while (!lines.some(l => l.startsWith('listening on'))) {
+    if (Date.now() > deadline || child.exitCode !== null) {
+      child.kill('SIGKILL')
+      throw new Error('the app did not start')
+    }
+    await new Promise(resolve => setTimeout(resolve, 20))
+  }
+  const port = Number(/** @type {string} */ (lines.find(l => l.startsWith('listening on'))).split(' ').pop())
+  return { child, port, lines }
+}
