@@ -192,7 +192,7 @@ test('--try with a word that is no setting, or a bad --experiment-time: one line
 })
 
 test('--try with a flag node refuses: the experiment says it could not run, and why', async () => {
-  const run = await doctor(['--no-experiments', '--try=--no-such-flag-at-all', '--experiment-time', '30s'], [process.execPath, server('thread-pool.js')])
+  const run = await doctor(['--no-experiments', '--try=--no-such-flag-at-all', '--experiment-time', '60s'], [process.execPath, server('thread-pool.js')])
   try {
     assert.equal(run.code, 0, run.stderr)
     const e = run.json.experiments[0]
