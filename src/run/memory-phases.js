@@ -37,30 +37,27 @@ export async function recordMemoryPhases (target, o) {
   /** @type {Awaited<ReturnType<typeof recordMemoryPhases>>} */
   const out = {}
   const gcShare = Number(main?.gcMs) / Number(main?.windowMs)
-  if (heapInterval > 0 && gcShare >= minGcShare) {
-    o.status(`GC took ${(gcShare * 100).toFixed(0)}% of the load window: loading once more with heap sampling on, to see who allocates…`)
-    out.allocations = await recordAllocations(target, { kinds: ['allocations'], pid: o.listening.pid, url: o.url, load: o.load, interval: heapInterval, signal: o.signal })
-  }
   const kept = keptBytes(main)
   const bytes = kept === null ? 0 : kept.end - kept.start
   const leaking = kept !== null && bytes >= o.phases.minKeptBytes && bytes >= o.phases.minKeptRatio * kept.start
-  if (o.signal.aborted) return out
-  if (!o.phases.snapshots) {
-    if (leaking && heapInterval > 0) {
-      o.status(`The load left ${(bytes / 1048576).toFixed(1)} MB alive on the heap: loading once more with heap sampling on, to see where what stays is allocated…`)
-      const survivors = await recordAllocations(target, { kinds: ['retained'], pid: o.listening.pid, url: o.url, load: o.load, interval: heapInterval, signal: o.signal })
-      out.allocations = out.allocations
-        ? { ...out.allocations, phases: [...out.allocations.phases, ...survivors.phases], files: { ...out.allocations.files, ...survivors.files }, error: out.allocations.error ?? survivors.error }
-        : survivors
-    }
-  } else {
-    const rising = !leaking && o.phases.costRose?.({ pid: o.listening.pid, port: o.listening.port, start: o.window.start, end: o.window.end }) === true
-    if (leaking || rising) {
-      o.status(leaking
-        ? `The load left ${(bytes / 1048576).toFixed(1)} MB alive on the heap: loading twice more between heap snapshots, to see what keeps it…`
-        : 'Each request cost more CPU than the last: loading twice more between heap snapshots, to see what grows with them…')
-      out.retainers = await recordRetainers(target, { pid: o.listening.pid, url: o.url, load: o.load, runDir: o.runDir, keptBytes: bytes, reason: leaking ? 'kept' : 'cost', heapInterval, signal: o.signal })
-    }
+  /** @type {import('./allocation-phases.js').SampleKind[]} */
+  const kinds = []
+  if (heapInterval > 0 && gcShare >= minGcShare) kinds.push('allocations')
+  // With snapshots, what survives is sampled through their loads instead.
+  if (heapInterval > 0 && leaking && !o.phases.snapshots) kinds.push('retained')
+  if (kinds.length > 0) {
+    o.status(kinds[0] === 'allocations'
+      ? `GC took ${(gcShare * 100).toFixed(0)}% of the load window: loading once more with heap sampling on, to see who allocates…`
+      : `The load left ${(bytes / 1048576).toFixed(1)} MB alive on the heap: loading once more with heap sampling on, to see where what stays is allocated…`)
+    out.allocations = await recordAllocations(target, { kinds, pid: o.listening.pid, url: o.url, load: o.load, interval: heapInterval, signal: o.signal })
+  }
+  if (o.signal.aborted || !o.phases.snapshots) return out
+  const rising = !leaking && o.phases.costRose?.({ pid: o.listening.pid, port: o.listening.port, start: o.window.start, end: o.window.end }) === true
+  if (leaking || rising) {
+    o.status(leaking
+      ? `The load left ${(bytes / 1048576).toFixed(1)} MB alive on the heap: loading twice more between heap snapshots, to see what keeps it…`
+      : 'Each request cost more CPU than the last: loading twice more between heap snapshots, to see what grows with them…')
+    out.retainers = await recordRetainers(target, { pid: o.listening.pid, url: o.url, load: o.load, runDir: o.runDir, keptBytes: bytes, reason: leaking ? 'kept' : 'cost', heapInterval, signal: o.signal })
   }
   return out
 }
