@@ -65,6 +65,23 @@ test('a target that throws on a request: target-failed, the error and its line f
   assert.deepEqual(d.failure.facts, { kind: 'target-exited', code: 1, signal: null })
 })
 
+test('a target that stops listening as the load starts and dies a moment later: target-failed with its error, exit 4', async () => {
+  // A dying process closes its sockets before it is gone (an out-of-memory abort writes its report first): the load
+  // finds nothing listening, and the exit that follows is the news, not "cannot reach".
+  const { r, d } = await doctorOn(`
+    const server = require('node:http').createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1', () => {
+      setTimeout(() => {
+        server.close()
+        setTimeout(() => { throw new Error('lost the database: ECONNRESET') }, 500)
+      }, 100)
+    })
+  `)
+  assert.equal(r.code, 4, r.stderr + r.stdout)
+  assert.match(r.stdout, /^hotpath doctor: target-failed \(the target failed\)\n\n {2}The run did not measure the server: the target exited with code 1, [\d.]+ s into the load: Error: lost the database: ECONNRESET/)
+  assert.doesNotMatch(r.stderr, /cannot reach/)
+  assert.deepEqual(d.failure.facts, { kind: 'target-exited', code: 1, signal: null })
+})
+
 test('cluster workers that die mid-run: target-failed, how many and when, their profiles kept', async () => {
   const { r, d } = await doctorOn(`
     const cluster = require('node:cluster')

@@ -1,5 +1,5 @@
 import { writeFile } from 'node:fs/promises'
-import { UsageError } from '../errors.js'
+import { TargetError, UsageError } from '../errors.js'
 import { load, preparePlan } from '../load/load.js'
 import { requestsHash } from '../load/requests.js'
 import { withMarks } from '../load/result.js'
@@ -192,6 +192,8 @@ async function measure (loadOptions, plan, noProgress, io, stop, target) {
   try {
     return await load({ ...loadOptions, signal: stop.abort.signal, onBin: (bin) => progress.onBin(bin) })
   } catch (err) {
+    const exit = await target?.exitsWithin(1000)
+    if (exit && target) throw new TargetError(`the target exited ${describeExit(exit)} as the load started`, { exitCode: TARGET_FAILED, stderr: target.tail() })
     // The options were checked above, so a usage error now can only say that nothing answers at the target: the
     // command line was fine, the load failed.
     if (err instanceof UsageError) throw new UsageError(err.message, 3)

@@ -102,6 +102,8 @@ export async function recordRun (options) {
   const hostStart = hostNow()
   const { result, onPort, failure } = await driveLoad(options, url, listening.port, abort.signal)
   const windowEnd = Date.now()
+  // A load that failed at once most often has a target that just died: its exit is reported, not the load's error.
+  if (failure !== null) await target.exitsWithin(1000)
   const hostUse = hostUseSince(hostStart, target)
   loadState.loading = false
   const stopped = expectAcks(channel, 'stopped')
@@ -113,7 +115,7 @@ export async function recordRun (options) {
     : {}
   const exit = await target.stop()
   options.signal?.removeEventListener('abort', onAbort)
-  if (failure) throw failure
+  if (failure && exit.stoppedByUs) throw failure
   /** @type {RunRecord} */
   const record = {
     kind: 'hotpath-run',

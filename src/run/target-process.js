@@ -169,6 +169,21 @@ export class TargetProcess {
   }
 
   /**
+   * Whether the target exits by itself within `ms`. A dying process closes its sockets a moment before its exit
+   * arrives (an out-of-memory abort writes its report first), so a load that finds nothing listening asks this
+   * before it blames the network: the exit is the news.
+   * @param {number} ms
+   * @returns {Promise<ExitInfo | null>} how it exited, or null while it runs (or when we stopped it)
+   */
+  async exitsWithin (ms) {
+    /** @type {NodeJS.Timeout | undefined} */
+    let timer
+    await Promise.race([this.exited, new Promise(resolve => { timer = setTimeout(resolve, ms) })])
+    clearTimeout(timer)
+    return this.exitInfo && !this.exitInfo.stoppedByUs ? this.exitInfo : null
+  }
+
+  /**
    * Stops the whole process group: SIGTERM, then SIGKILL after `grace` seconds.
    * @param {number} [grace]
    * @returns {Promise<ExitInfo>}
