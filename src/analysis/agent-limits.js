@@ -2,13 +2,13 @@
 // environment variables could set its limit — one the app read whose value is the limit, and those it read unset,
 // whose absence the code may answer with its default — how a start of the server with them set to distinct values
 // says which one the limit follows, and what each value's phases say of the agent. Which variable it is is told by
-// what the runtime does, never by a name. The starts are run by src/run/agent-limit.js, the phases by
-// src/run/experiments.js; docs/diagnosis.md says how.
+// what the runtime does, never by a name. The starts are run by src/experiments/limit-variable.js, the
+// phases by src/experiments/runner.js; docs/diagnosis.md says how.
 
 /** @typedef {import('./experiments.js').ExperimentPlan} ExperimentPlan */
 /** @typedef {import('./experiments.js').Experiment} Experiment */
 /** @typedef {import('./experiments.js').TriedValue} TriedValue */
-/** @typedef {import('../run/experiments.js').PhaseRecord} PhaseRecord */
+/** @typedef {import('../run/experiment-phase.js').PhaseRecord} PhaseRecord */
 
 /**
  * A variable that may set an agent's limit.

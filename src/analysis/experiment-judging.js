@@ -15,7 +15,7 @@ const MOST_OF_GAIN = 0.8
  * t on the per-second figures, or a change many times the steadier arm's spread) on each arm's seconds pooled; and
  * every candidate phase beyond both baseline phases beside it — a fresh process's speed varies from one start to the
  * next more than its seconds do, which the first test cannot see.
- * @param {import('../run/experiments.js').PhaseRecord[]} phases in the order run: baseline, candidate, baseline…
+ * @param {import('../run/experiment-phase.js').PhaseRecord[]} phases in the order run: baseline, candidate, baseline…
  * @param {string} value
  * @param {boolean} fixedRate the load sent at a fixed rate: the gain is in latency, not in requests/s
  * @returns {TriedValue}
@@ -41,7 +41,7 @@ export function judgeValue (phases, value, fixedRate) {
   if (((rps.verdict === 'better' && p99.verdict !== 'worse') || (p99.verdict === 'better' && rps.verdict !== 'worse')) && bracket === 'better') verdict = 'better'
   else if ((rps.verdict === 'worse' || p99.verdict === 'worse') && bracket === 'worse') verdict = 'worse'
   else if (rps.verdict === 'unknown' && p99.verdict === 'unknown') verdict = 'unknown'
-  const gauge = (/** @type {(g: import('../run/experiments.js').Gauge) => number} */ pick) => {
+  const gauge = (/** @type {(g: import('../run/experiment-gauge.js').Gauge) => number} */ pick) => {
     const ga = a.flatMap(p => p.gauge ? [pick(p.gauge)] : [])
     const gb = b.flatMap(p => p.gauge ? [pick(p.gauge)] : [])
     return ga.length > 0 && gb.length > 0 ? { baseline: meanOf(ga), candidate: meanOf(gb) } : null
@@ -53,12 +53,12 @@ export function judgeValue (phases, value, fixedRate) {
 /**
  * Whether every candidate phase did better (or every one worse) than each baseline phase run just before and after it:
  * requests/s under a closed-loop load, p99 at a fixed rate.
- * @param {import('../run/experiments.js').PhaseRecord[]} phases
+ * @param {import('../run/experiment-phase.js').PhaseRecord[]} phases
  * @param {boolean} fixedRate
  * @returns {'better' | 'worse' | 'mixed'}
  */
 function bracketed (phases, fixedRate) {
-  const good = (/** @type {import('../run/experiments.js').PhaseRecord} */ p) => {
+  const good = (/** @type {import('../run/experiment-phase.js').PhaseRecord} */ p) => {
     const r = /** @type {import('../load/result.js').LoadResult} */ (p.result)
     return fixedRate ? -r.latency.p99 : r.requests.mean
   }
@@ -119,7 +119,7 @@ export function experimentVerdict (tried, chosen) {
 
 /**
  * Several phases' loads as one result for compareResults: their seconds together, their latencies merged.
- * @param {import('../run/experiments.js').PhaseRecord[]} phases
+ * @param {import('../run/experiment-phase.js').PhaseRecord[]} phases
  * @returns {import('../load/result.js').LoadResult}
  */
 function pooled (phases) {

@@ -1,8 +1,8 @@
 // Preloaded beside the listening reporter (preload.js) into each phase of doctor's experiments
-// (src/run/experiments.js), never into the diagnosed run. It writes, four times a second, what an experiment weighs
+// (src/experiments/runner.js), never into the diagnosed run. It writes, four times a second, what an experiment weighs
 // besides the load's figures: GC time so far, RSS, heap and the young generation's size — and, for an experiment on an
 // outgoing agent's pool (HOTPATH_EXPERIMENT_AGENTS), each agent's maxSockets and the requests that waited for a
-// socket, which say whether the limit followed the variable set (src/run/agent-limit.js). A baseline phase and a
+// socket, which say whether the limit followed the variable set (src/experiments/limit-variable.js). A baseline phase and a
 // candidate phase carry the same gauge, so what it costs them (a GC observer: ~2.5% of a saturated hello server's
 // throughput) cancels out in the comparison. It must never throw into the target nor keep it alive.
 import { appendFileSync } from 'node:fs'

@@ -1,7 +1,7 @@
 // Which environment variables the app reads, and where. process.env is replaced by a Proxy over the real one whose
 // `get` notes the first read of each name by code outside Node and hotpath, with that code's file and line: doctor
 // compares the values read with the limits it finds (an agent's maxSockets equal to a variable's value) and, for a
-// variable read unset, sets it on a restart and watches whether the limit follows (src/run/agent-limit.js).
+// variable read unset, sets it on a restart and watches whether the limit follows (src/experiments/limit-variable.js).
 // Everything else reaches the real object as before: `in`, Object.keys, assignment (which it turns into a string),
 // delete, JSON.stringify, the environment a child process or worker inherits.
 import { captureStack, parseFrame, isInternal } from './stack.js'

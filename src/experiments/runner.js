@@ -1,16 +1,17 @@
 // doctor's experiments: after the diagnosed run, the target is started afresh for short phases that alternate a
 // baseline with a candidate setting (node flags in NODE_OPTIONS, or environment variables), each warmed up and then
-// loaded as doctor loaded it. What to try and how to judge it is src/analysis/experiments.js; this only runs phases.
-import { runPhase, WARMUP_SECONDS } from './experiment-phase.js'
+// loaded as doctor loaded it. This is the loop between two layers: each phase is run (src/run/experiment-phase.js),
+// judged (src/analysis/experiment-judging.js), and the judgement picks the next phase — so it lives above both.
+import { runPhase, WARMUP_SECONDS } from '../run/experiment-phase.js'
 import { semiSpaceLadder, variantOf } from '../analysis/experiments.js'
 import { chooseValue, experimentVerdict, judgeValue, stopAfter } from '../analysis/experiment-judging.js'
 import { withAgentFigures } from '../analysis/agent-limits.js'
-import { findLimitVariable } from './agent-limit.js'
+import { findLimitVariable } from './limit-variable.js'
 
-/** @typedef {import('./experiment-phase.js').Variant} Variant */
-/** @typedef {import('./experiment-phase.js').PhaseRecord} PhaseRecord */
-/** @typedef {import('./experiment-phase.js').PhaseOptions} PhaseOptions */
-/** @typedef {import('./experiment-gauge.js').Gauge} Gauge */
+/** @typedef {import('../run/experiment-phase.js').Variant} Variant */
+/** @typedef {import('../run/experiment-phase.js').PhaseRecord} PhaseRecord */
+/** @typedef {import('../run/experiment-phase.js').PhaseOptions} PhaseOptions */
+/** @typedef {import('../run/experiment-gauge.js').Gauge} Gauge */
 
 /**
  * Phases per value: baseline, candidate, baseline, candidate, baseline — each candidate between two baselines, so that
@@ -22,7 +23,7 @@ const START_SECONDS = 2
 
 /**
  * Runs each plan's ladder within the time budget, one value after another, and says what each value did. An agent's
- * limit is first traced to the variable it follows (agent-limit.js), or found to be in the code.
+ * limit is first traced to the variable it follows (limit-variable.js), or found to be in the code.
  * @param {import('../analysis/experiments.js').ExperimentPlan[]} plans
  * @param {PhaseOptions} o
  * @param {{ budgetMs: number, status: (line: string) => void }} run

@@ -1,0 +1,72 @@
+// The folders are layers (README, "Layout"): each may import only the folders below it, so that analysis returns
+// facts that any report can word, and what runs in a target (probe, sampling, runtime) never pulls in the CLI. An
+// import that runs back up fails here, with the file and the line, before it becomes a cycle.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { readdir, readFile } from 'node:fs/promises'
+import { dirname, join, relative, resolve } from 'node:path'
+import { ROOT } from '../helpers/cli.js'
+
+const SRC = join(ROOT, 'src')
+
+/** What each folder of src/ may import besides itself; `shared` is src/*.js. The CLI and the library's entry take all. */
+const ALLOWED = {
+  shared: [],
+  load: ['shared'],
+  sampling: ['shared'],
+  profile: ['shared'],
+  heap: ['shared'],
+  kube: ['shared'],
+  probe: ['shared', 'sampling', 'profile'],
+  runtime: ['shared', 'sampling', 'profile'],
+  run: ['shared', 'load'],
+  analysis: ['shared', 'load', 'sampling', 'profile'],
+  report: ['shared', 'load', 'sampling', 'profile', 'analysis'],
+  experiments: ['shared', 'run', 'analysis']
+}
+
+/**
+ * @param {string} dir
+ * @returns {Promise<string[]>}
+ */
+async function sources (dir) {
+  const out = []
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) out.push(...await sources(path))
+    else if (entry.name.endsWith('.js')) out.push(path)
+  }
+  return out
+}
+
+/** @param {string} file */
+function layerOf (file) {
+  const parts = relative(SRC, file).split('/')
+  return parts.length === 1 ? 'shared' : parts[0]
+}
+
+test('no module imports a layer above its own', async () => {
+  const files = await sources(SRC)
+  assert.ok(files.length > 100, `only ${files.length} modules found under src/`)
+  /** @type {string[]} */
+  const wrong = []
+  let imports = 0
+  for (const file of files) {
+    const from = layerOf(file)
+    if (from === 'cli' || relative(SRC, file) === 'index.js') continue
+    const allowed = /** @type {Record<string, string[]>} */ (ALLOWED)[from]
+    assert.ok(allowed, `src/${from}/ is a folder this test does not know: give it a layer in ALLOWED`)
+    const lines = (await readFile(file, 'utf8')).split('\n')
+    lines.forEach((line, i) => {
+      // Runtime imports only: a JSDoc type may name the record a lower layer reads (analysis reads run's records).
+      if (/^\s*(\/\/|\*|\/\*)/.test(line)) return
+      for (const m of line.replace(/\/\*.*?\*\//g, '').matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^import\s+)'(\.[^']+)'/g)) {
+        imports++
+        const to = layerOf(resolve(dirname(file), m[1]))
+        if (to !== from && !allowed.includes(to)) wrong.push(`${relative(ROOT, file)}:${i + 1} (${from}) imports ${m[1]} (${to})`)
+      }
+    })
+  }
+  assert.ok(imports > 200, `only ${imports} imports read: the pattern no longer matches the code`)
+  assert.deepEqual(wrong, [])
+})
