@@ -194,6 +194,22 @@ test('a corrupt heap profile the verdict does not use is said, without alarm', a
   assert.deepEqual(d.culprits, d0.culprits)
 })
 
+test('heap phases after the window that stopped short are said, with why, not passed off as never asked for', async () => {
+  const d0 = await baseline()
+  const { dir } = await copyRun('phases-failed')
+  const run = JSON.parse(await readFile(join(dir, 'run.json'), 'utf8'))
+  run.allocations = { kinds: ['allocations'], phases: [], files: {}, pid: run.listening.pid, error: `no probe answers in pid ${run.listening.pid}` }
+  run.retainers = { phases: [], snapshots: [], keptBytes: 8e6, reason: 'kept', error: 'the heap snapshot timed out' }
+  await writeFile(join(dir, 'run.json'), JSON.stringify(run))
+  const { r, d, lines } = await analyse(dir)
+  assert.equal(r.code, 0, r.stdout)
+  const said = lines.slice(1, 3).join('\n')
+  assert.match(said, new RegExp(`The heap allocation samples of pid ${run.listening.pid} were not taken: the phase after the load window stopped short \\(no probe answers in pid \\d+\\): none for this verdict`))
+  assert.match(said, /The heap snapshots of what keeps memory alive of pid \d+ were not taken: .*\(the heap snapshot timed out\)/)
+  assert.deepEqual(d.warnings.map((/** @type {any} */ w) => [w.kind, w.notTaken, w.affects]), [['heapAllocations', true, 'nothing'], ['retainers', true, 'nothing']])
+  assert.equal(d.category, d0.category)
+})
+
 test('an event log with a garbage line in the middle is corrupt; a last line cut short (a killed target) is not', async () => {
   const d0 = await baseline()
   const middle = await copyRun('events-middle')

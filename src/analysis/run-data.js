@@ -66,11 +66,13 @@ import { checkedProfile } from './run-profile-check.js'
 /**
  * @typedef {object} RunDamage
  * @property {string} file absolute path
- * @property {'events' | 'cpu' | 'heapAllocations' | 'heapRetained'} kind what the file holds
+ * @property {'events' | 'cpu' | 'heapAllocations' | 'heapRetained' | 'retainers'} kind what the file holds, or would
+ *   have held (`retainers`: the heap snapshots' findings)
  * @property {number} pid
  * @property {number} threadId
- * @property {string} problem what is wrong with it, in words (`not JSON at byte 18,342`)
+ * @property {string} problem what is wrong with it, in words (`not JSON at byte 18,342`), or why it was not taken
  * @property {number} [lines] for an event log: how many of its lines are lost
+ * @property {true} [notTaken] a heap phase after the window stopped short and never wrote it (`problem` says why)
  */
 
 /**
@@ -146,6 +148,16 @@ function addPhaseProfiles (data) {
     const name = files[kind]
     if (typeof name === 'string' && main.profiles[kind] === undefined) main.profiles[kind] = name
   }
+  // A phase that stopped short is said, not left to look like a run that never asked for it.
+  const notTaken = (/** @type {RunDamage['kind']} */ kind, /** @type {string} */ file, /** @type {unknown} */ error) =>
+    data.damage.push({ file: join(data.dir, file), kind, pid: main.pid, threadId: 0, problem: String(error), notTaken: true })
+  const allocations = run.allocations
+  if (typeof allocations?.error === 'string') {
+    const asked = Array.isArray(allocations.kinds) ? allocations.kinds : (allocations.phases ?? []).map((/** @type {any} */ p) => p.name)
+    if (asked.includes('allocations') && !allocations.files?.heapAllocations) notTaken('heapAllocations', 'run.json', allocations.error)
+    if (asked.includes('retained') && !allocations.files?.heapRetained) notTaken('heapRetained', 'run.json', allocations.error)
+  }
+  if (typeof run.retainers?.error === 'string') notTaken('retainers', 'run.json', run.retainers.error)
 }
 
 /** The probe names a thread's profiles after it (probe.js): how one is found when the line naming it was lost. */

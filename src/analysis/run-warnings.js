@@ -5,7 +5,8 @@
  * @typedef {object} RunWarning
  * @property {string} file the damaged file (absolute path)
  * @property {import('./run-data.js').RunDamage['kind']} kind what it held: `events` (the probe's event log), `cpu`
- *   (the CPU profile), `heapAllocations` or `heapRetained` (heap samples)
+ *   (the CPU profile), `heapAllocations` or `heapRetained` (heap samples), `retainers` (what the heap snapshots found)
+ * @property {boolean} notTaken the heap phase after the window that takes it stopped short: `problem` says why
  * @property {number} pid
  * @property {number} threadId
  * @property {string} problem what is wrong with the file
@@ -18,6 +19,7 @@
  * log; `helloLost`: with them its command line and working directory), `cpu-culprits` (no CPU culprits from it;
  * `utilizationMisread`: its utilisation is left as libuv misread it under the profiler), `allocation-culprits`,
  * `retained-culprits`, `leak-culprits-allocated` (the leak's culprits are what it allocated, not what stayed alive),
+ * `retainer-paths` (no culprit says what keeps the leak alive),
  * `none` (nothing, for this verdict: `category` does not blame `blames`).
  * @typedef {{ kind: 'thread-lost' }
  *   | { kind: 'lines-lost', lines: number, helloLost: boolean }
@@ -25,7 +27,8 @@
  *   | { kind: 'allocation-culprits' }
  *   | { kind: 'retained-culprits' }
  *   | { kind: 'leak-culprits-allocated' }
- *   | { kind: 'none', category: string, blames: 'allocations' | 'what stays alive' }} Loss
+ *   | { kind: 'retainer-paths' }
+ *   | { kind: 'none', category: string, blames: 'allocations' | 'what stays alive' | 'what keeps memory alive' }} Loss
  */
 
 /**
@@ -37,7 +40,7 @@ export function runWarnings (data, category) {
   return data.damage.map(d => {
     const t = data.threads.find(x => x.pid === d.pid && x.threadId === d.threadId)
     const { loss, affects } = lossOf(d, t, category)
-    return { file: d.file, kind: d.kind, pid: d.pid, threadId: d.threadId, problem: d.problem, affects, loss }
+    return { file: d.file, kind: d.kind, pid: d.pid, threadId: d.threadId, problem: d.problem, notTaken: d.notTaken === true, affects, loss }
   })
 }
 
@@ -69,5 +72,8 @@ function lossOf (d, t, category) {
           : { loss: { kind: 'retained-culprits' }, affects: 'culprits' }
       }
       return { loss: { kind: 'none', category, blames: 'what stays alive' }, affects: 'nothing' }
+    case 'retainers':
+      if (category === 'memory-leak') return { loss: { kind: 'retainer-paths' }, affects: 'culprits' }
+      return { loss: { kind: 'none', category, blames: 'what keeps memory alive' }, affects: 'nothing' }
   }
 }

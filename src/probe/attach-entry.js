@@ -20,8 +20,6 @@ const ATTACHED = Symbol.for('hotpath.attached')
  * @property {string} [HOTPATH_INTERVAL]
  * @property {string} [HOTPATH_RUNTIME]
  * @property {string} [HOTPATH_PROFILE_INTERVAL]
- * @property {string} [HOTPATH_HEAP_INTERVAL]
- * @property {string} [HOTPATH_HEAP_SPLIT]
  */
 
 /**
@@ -48,9 +46,7 @@ export function attach (settings) {
     channel,
     interval: Number(settings.HOTPATH_INTERVAL ?? 10),
     runtime: settings.HOTPATH_RUNTIME !== '0',
-    profileInterval: Number(settings.HOTPATH_PROFILE_INTERVAL ?? 1000),
-    heapInterval: Number(settings.HOTPATH_HEAP_INTERVAL ?? 0),
-    heapSplit: Number(settings.HOTPATH_HEAP_SPLIT ?? 5000)
+    profileInterval: Number(settings.HOTPATH_PROFILE_INTERVAL ?? 1000)
   })
   const p = probe
   // hotpath did not start this process and cannot wait for it: the probe says how it ends.

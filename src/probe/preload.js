@@ -23,9 +23,7 @@ if (path) {
         channel,
         interval: Number(process.env.HOTPATH_INTERVAL ?? 10),
         runtime: process.env.HOTPATH_RUNTIME !== '0',
-        profileInterval: Number(process.env.HOTPATH_PROFILE_INTERVAL ?? 1000),
-        heapInterval: Number(process.env.HOTPATH_HEAP_INTERVAL ?? 0),
-        heapSplit: Number(process.env.HOTPATH_HEAP_SPLIT ?? 5000)
+        profileInterval: Number(process.env.HOTPATH_PROFILE_INTERVAL ?? 1000)
       })
       probe.start()
       watchExit(probe)

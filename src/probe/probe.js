@@ -43,8 +43,6 @@ const ENV_WATCH_MS = 1000
  * @property {boolean} [runtime] sample the runtime and watch requests, listeners and agents (default true); without,
  *   the probe only records profiles, and costs the target nothing between them
  * @property {number} profileInterval µs between CPU profile samples; 0 turns CPU profiling off
- * @property {number} heapInterval bytes between heap allocation samples; 0 turns heap sampling off
- * @property {number} heapSplit ms into the load at which heap sampling switches from every allocation to survivors only
  * @property {{ send: (message: object) => void }} channel
  */
 
@@ -108,7 +106,7 @@ export class Probe {
     this.loadStartedAt = 0
     /** @type {{ start?: number, end?: number }} bytes of heap after the full collections around the load */
     this.settled = {}
-    this.profiles = new LoadProfiles(options, this.name, this.sampler, () => this.loading)
+    this.profiles = new LoadProfiles(options, this.name, this.sampler)
     /** @type {NodeJS.Timeout | null} */
     this.flushTimer = null
     this.lastListeners = ''

@@ -14,6 +14,7 @@ const PHASE_SECONDS = 3
 
 /**
  * @typedef {object} AllocationRecord what run.json keeps of the phases
+ * @property {SampleKind[]} kinds the samples asked for
  * @property {{ name: SampleKind, requests: number, duration: number, failed: string | null }[]} phases
  * @property {{ heapAllocations?: string, heapRetained?: string }} files heap profiles written to the run directory,
  *   for the loaded process's main thread
@@ -34,7 +35,7 @@ const PHASE_SECONDS = 3
  */
 export async function recordAllocations (target, o) {
   /** @type {AllocationRecord} */
-  const record = { phases: [], files: {}, pid: o.pid, error: null }
+  const record = { kinds: o.kinds, phases: [], files: {}, pid: o.pid, error: null }
   try {
     const peer = await probeOf(target, o.pid)
     if (peer === null) throw new Error(`no probe answers in pid ${o.pid}`)

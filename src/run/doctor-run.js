@@ -151,9 +151,7 @@ function probedTarget (options, runDir) {
     HOTPATH_RUN_DIR: runDir,
     HOTPATH_INTERVAL: String(options.interval),
     HOTPATH_RUNTIME: options.runtime === false ? '0' : '1',
-    HOTPATH_PROFILE_INTERVAL: String(options.profileInterval),
-    // Heap samples are taken after the window (memory-phases.js), not in it.
-    HOTPATH_HEAP_INTERVAL: '0'
+    HOTPATH_PROFILE_INTERVAL: String(options.profileInterval)
   }
   return options.attach ? attachedTarget(options.attach, { env }) : new TargetProcess(options.command, { env })
 }

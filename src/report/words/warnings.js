@@ -5,7 +5,8 @@ const WHAT = {
   events: 'The event log',
   cpu: 'The CPU profile',
   heapAllocations: 'The heap allocation samples',
-  heapRetained: 'The heap samples of what stayed alive'
+  heapRetained: 'The heap samples of what stayed alive',
+  retainers: 'The heap snapshots of what keeps memory alive'
 }
 
 /**
@@ -17,16 +18,19 @@ const WHAT = {
 export function wordWarning (w) {
   const cost = costText(w.loss)
   const who = `pid ${w.pid}${w.threadId ? ` thread ${w.threadId}` : ''}`
-  const state = w.problem === 'missing' ? 'is missing' : `is corrupt (${w.problem})`
+  const state = w.notTaken
+    ? `were not taken: the phase after the load window stopped short (${w.problem})`
+    : w.problem === 'missing' ? 'is missing' : `is corrupt (${w.problem})`
   return {
     file: w.file,
     kind: w.kind,
     pid: w.pid,
     threadId: w.threadId,
     problem: w.problem,
+    notTaken: w.notTaken,
     cost,
     affects: w.affects,
-    message: `${WHAT[w.kind]} of ${who} (${w.file}) ${state}: ${cost}.`,
+    message: w.notTaken ? `${WHAT[w.kind]} of ${who} ${state}: ${cost}.` : `${WHAT[w.kind]} of ${who} (${w.file}) ${state}: ${cost}.`,
     loss: w.loss
   }
 }
@@ -47,6 +51,7 @@ function costText (l) {
     case 'allocation-culprits': return 'no allocation culprits from it'
     case 'retained-culprits': return 'no culprits of what stays alive from it'
     case 'leak-culprits-allocated': return 'the leak\'s culprits are what it allocated, not what stayed alive'
+    case 'retainer-paths': return 'no culprit says what keeps the leak alive'
     case 'none': return `none for this verdict (${l.category} does not blame ${l.blames})`
   }
 }
