@@ -57,7 +57,7 @@ export async function recordHeapRun (options) {
   const runDir = freshRunDir(options.runDir, f => /^heap-\d\.heapsnapshot$/.test(f) || f === 'heap.json')
   const status = options.status ?? (() => {})
   // The probe samples nothing and profiles nothing here: it only answers snapshot commands.
-  const env = { HOTPATH_RUN_DIR: runDir, HOTPATH_RUNTIME: '0', HOTPATH_PROFILE_INTERVAL: '0', HOTPATH_HEAP_INTERVAL: '0', HOTPATH_INTERVAL: '10' }
+  const env = { HOTPATH_RUN_DIR: runDir, HOTPATH_RUNTIME: '0', HOTPATH_PROFILE_INTERVAL: '0', HOTPATH_INTERVAL: '10' }
   const target = options.attach ? attachedTarget(options.attach, { env }) : new TargetProcess(options.command, { env })
   await target.start()
   /** @type {HeapRunRecord} */
