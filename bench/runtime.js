@@ -13,9 +13,11 @@ import { fileURLToPath } from 'node:url'
 import { load } from 'hotpath'
 import { jsonApiHandler } from './lib/json-api.js'
 
-const ALL = /** @type {const} */ (['off', 'runtime', 'sampler', 'guard', 'metrics'])
+const ALL = /** @type {const} */ (['off', 'runtime', 'sampler', 'guard', 'metrics', 'sampler-gc', 'sampler-only', 'listeners', 'agents'])
 /** @typedef {typeof ALL[number]} Variant */
-// 'guard' and 'metrics' are the two halves of 'runtime', to tell which one costs what: VARIANTS=off,guard,metrics
+// 'guard' and 'metrics' are the two halves of 'runtime', to tell which one costs what: VARIANTS=off,guard,metrics.
+// The probe's parts likewise: VARIANTS=off,sampler-gc,sampler-only,listeners,agents (the sampler with and without its
+// GC observer, each watcher alone).
 const VARIANTS = /** @type {Variant[]} */ ((process.env.VARIANTS ?? 'off,runtime,sampler').split(',').filter(v => ALL.includes(/** @type {Variant} */ (v))))
 if (VARIANTS[0] !== 'off') VARIANTS.unshift('off')
 
@@ -40,6 +42,15 @@ async function serve (variant) {
       registerMetrics(registry, { monitor: m })
       setInterval(() => { registry.metrics().catch(() => {}) }, 1000).unref() // a Prometheus scraping every second
     }
+  } else if (variant === 'sampler-gc' || variant === 'sampler-only') {
+    const { Sampler } = await import('hotpath/runtime')
+    new Sampler({ interval: 10, gc: variant === 'sampler-gc', onSample: () => {} }).start()
+  } else if (variant === 'listeners') {
+    const { ListenerWatcher } = await import('hotpath/runtime')
+    new ListenerWatcher().start()
+  } else if (variant === 'agents') {
+    const { AgentWatcher } = await import('hotpath/runtime')
+    new AgentWatcher().start()
   } else if (variant === 'sampler') {
     const { Sampler, ListenerWatcher, AgentWatcher } = await import('hotpath/runtime')
     let n = 0
@@ -120,9 +131,9 @@ async function main () {
   const duration = Number(process.env.DURATION ?? 1.5)
   const connections = Number(process.env.CONNECTIONS ?? 20)
   /** @type {Record<Variant, number[]>} */
-  const rps = { off: [], runtime: [], sampler: [], guard: [], metrics: [] }
+  const rps = /** @type {Record<Variant, number[]>} */ (Object.fromEntries(ALL.map(v => [v, /** @type {number[]} */ ([])])))
   /** @type {Record<Variant, number[]>} CPU µs the server spent per request */
-  const cpu = { off: [], runtime: [], sampler: [], guard: [], metrics: [] }
+  const cpu = /** @type {Record<Variant, number[]>} */ (Object.fromEntries(ALL.map(v => [v, /** @type {number[]} */ ([])])))
   console.log(`hotpath/runtime overhead: ${rounds} rounds × ${VARIANTS.length} servers, ${duration} s of load each, ${connections} connections`)
   // All servers run for the whole benchmark, so that rounds can alternate quickly between them; each ratio compares
   // a variant with the 'off' server loaded moments apart in the same round.
@@ -175,7 +186,11 @@ async function main () {
     runtime: ['runtime: monitor+protection+metrics', 'budget 2%'],
     sampler: ['probe: sampler at 10 ms + watchers ', 'budget 3%'],
     guard: ['monitor + protection only          ', ''],
-    metrics: ['monitor + metrics only             ', '']
+    metrics: ['monitor + metrics only             ', ''],
+    'sampler-gc': ['sampler at 10 ms, GC observer on    ', ''],
+    'sampler-only': ['sampler at 10 ms, no GC observer    ', ''],
+    listeners: ['listener watcher alone             ', ''],
+    agents: ['agent watcher alone                ', '']
   }
   for (const v of VARIANTS.slice(1)) {
     const [label, budget] = labels[v]
