@@ -51,7 +51,8 @@ const ENV_WATCH_MS = 1000
 /**
  * The doctor's probe in one process or thread: samples the runtime from start to exit, records per-port request
  * stats, listener growth, agent pools and the environment variables the app reads, and CPU-profiles exactly the load
- * window that hotpath announces over the channel (load-profiles.js; doctor samples the heap after it). Everything is written to this thread's event log in the run directory.
+ * window that hotpath announces over the channel (load-profiles.js; doctor samples the heap after it). Everything is
+ * written to this thread's event log in the run directory.
  */
 export class Probe {
   /** @param {ProbeOptions} options */

@@ -30,7 +30,8 @@ export function wordWarning (w) {
     notTaken: w.notTaken,
     cost,
     affects: w.affects,
-    message: w.notTaken ? `${WHAT[w.kind]} of ${who} ${state}: ${cost}.` : `${WHAT[w.kind]} of ${who} (${w.file}) ${state}: ${cost}.`,
+    // A phase that stopped short wrote no file: naming run.json would send the reader to the wrong place.
+    message: `${WHAT[w.kind]} of ${who}${w.notTaken ? '' : ` (${w.file})`} ${state}: ${cost}.`,
     loss: w.loss
   }
 }
