@@ -31,7 +31,7 @@ export const spec = {
     save: { type: 'string', value: 'dir', description: 'where to record the run', default: '.hotpath/<time>-doctor' },
     analyse: { type: 'string', value: 'dir', description: 're-analyse a recorded run without running anything' },
     interval: { type: 'string', value: 'ms', description: 'runtime sampling interval in the target', default: '10' },
-    'profile-interval': { type: 'string', value: 'µs', description: 'CPU profile sampling interval', default: 'about 2,500 samples over the load, 1000–10000' },
+    'profile-interval': { type: 'string', value: 'µs', description: 'CPU profile sampling interval', default: 'about 1,000 samples over the load, 1000–10000' },
     'no-profile': { type: 'boolean', description: 'do not CPU-profile the target (no culprits from CPU time)' },
     'heap-interval': { type: 'string', value: 'bytes', description: 'heap sampling interval for allocation culprits, sampled after the load when GC or what it left alive asks (0: off)', default: '262144' },
     'no-retainers': { type: 'boolean', description: 'when the load leaves megabytes alive, do not load twice more between heap snapshots to see what keeps them' },

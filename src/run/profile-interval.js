@@ -1,10 +1,12 @@
 // How often doctor's CPU profiler samples, chosen from the load it will profile: the culprits need samples, not a
-// rate. The profiler's cost to a saturated server grows with its rate (7–9% of a hello server's throughput at 1 ms,
-// 4–6% at 2 ms: docs/diagnosis.md), while a culprit's share from 2,500 samples is known to within a point (its
-// standard error, √(share·(1−share)/samples), is 0.6 points for a share of a tenth). So the window gets about 2,500
-// samples whatever its length: 1 ms apart at the closest (a short window keeps the resolution it always had) and
-// 10 ms at the farthest (a minute's window still has 6,000 samples).
-const SAMPLES = 2500
+// rate. Each sample costs the server 60–90 µs of its core on a 2-core VM (V8's profiler thread wakes and signals the
+// main thread: context switches, whatever the rate), so the profiler's cost is the number of samples it takes: 7–9% of
+// a saturated hello server's throughput at 1 ms, about 1% at 10 ms (docs/diagnosis.md). A culprit's share from 1,000
+// samples is known to within a point (its standard error, √(share·(1−share)/samples), is 0.95 points for a share of a
+// tenth, 1.4 for a third), and the culprits are ranked by shares that differ by more. So the window gets about 1,000
+// samples whatever its length: 1 ms apart at the closest (a window of a second or less) and 10 ms at the farthest (the
+// default 10 s; a minute's window still has 6,000 samples, at the same cost a second).
+const SAMPLES = 1000
 const MIN_US = 1000
 const MAX_US = 10000
 /** The window's length when the load does not say (an --on-port command, --amount): doctor's default duration. */
