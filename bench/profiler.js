@@ -3,8 +3,10 @@
 // server processes differ by several percent with what their JIT happened to do and with a shared machine's moods;
 // one process switching back and forth cancels both, and leaves the profiler. Phases are stepped through the
 // intervals (none, 1 ms, … 10 ms), so each interval's cost is its CPU per request against the off phases around it.
+// `sampler` among the intervals adds phases with the probe's runtime sampler on instead (10 ms, its samples kept and
+// serialised once a second, as the probe's event log does), to weigh the two against each other.
 //
-//   npm run bench:profiler [-- --rate 30000 --duration 30 --intervals 1000,4000,10000]
+//   npm run bench:profiler [-- --rate 30000 --duration 30 --intervals 1000,4000,10000,sampler]
 //
 // The server is pinned to CPU 1 (with V8's profiler threads, as a server on a busy machine shares its core with them)
 // and hotpath load (--busy-poll) to CPU 0. The doctor's interval is chosen from this: src/run/profile-interval.js.
@@ -12,11 +14,15 @@ import { spawn } from 'node:child_process'
 import http from 'node:http'
 import inspector from 'node:inspector'
 import { fileURLToPath } from 'node:url'
+import { Sampler } from 'hotpath/runtime'
 import { benchArgs, median } from './lib/measure.js'
 
 const PHASE_MS = 1000
 /** ms after each switch not counted: starting the profiler logs every compiled function, stopping it builds a profile */
 const SETTLE_MS = 200
+
+/** The phases' names for the sampler, which has no interval in µs. */
+const SAMPLER = -1
 
 if (process.argv[2] === '--serve') await serve(process.argv[3].split(',').map(Number))
 else await main()
@@ -24,7 +30,7 @@ else await main()
 async function main () {
   const args = benchArgs({ rate: '30000', duration: '30', intervals: '1000,2000,4000,10000' })
   if (args.quick === 'true') args.duration = '12'
-  const intervals = args.intervals.split(',').map(Number)
+  const intervals = args.intervals.split(',').map(i => i === 'sampler' ? SAMPLER : Number(i))
   const server = spawn('taskset', ['-c', '1', process.execPath, fileURLToPath(import.meta.url), '--serve', intervals.join(',')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   const port = await new Promise((resolve, reject) => {
     server.once('message', (/** @type {any} */ m) => resolve(m.port))
@@ -43,16 +49,16 @@ async function main () {
   if (code !== 0) throw new Error(`the load exited with ${code}`)
   const off = median(report.phases.filter(p => p.interval === 0).map(p => p.us))
   console.log(`off: ${off.toFixed(2)} µs of CPU a request (median of ${report.phases.filter(p => p.interval === 0).length} phases)`)
-  console.log('| interval | samples/s | µs a request | cost | µs a sample |')
+  console.log('| on | samples/s | µs a request | cost | µs a sample |')
   console.log('| --- | --- | --- | --- | --- |')
   for (const interval of intervals) {
     const phases = report.phases.filter(p => p.interval === interval)
     if (phases.length === 0) continue
     const us = median(phases.map(p => p.us))
-    const perSecond = 1e6 / interval
+    const perSecond = interval === SAMPLER ? 100 : 1e6 / interval
     const rate = median(phases.map(p => p.requests)) / ((PHASE_MS - SETTLE_MS) / 1000)
     const perSample = (us - off) * rate / perSecond
-    console.log(`| ${interval / 1000} ms | ${perSecond} | ${us.toFixed(2)} | ${((us / off - 1) * 100).toFixed(1)}% | ${perSample.toFixed(0)} |`)
+    console.log(`| ${interval === SAMPLER ? 'the probe\'s sampler' : `the profiler, ${interval / 1000} ms`} | ${perSecond} | ${us.toFixed(2)} | ${((us / off - 1) * 100).toFixed(1)}% | ${perSample.toFixed(0)} |`)
   }
 }
 
@@ -76,6 +82,15 @@ async function serve (intervals) {
   const cycle = intervals.flatMap(i => [0, i])
   let step = -1
   let profiling = false
+  /** @type {Sampler | null} */
+  let sampler = null
+  /** @type {object[]} */
+  let kept = []
+  let serialised = 0
+  setInterval(() => {
+    for (const sample of kept) serialised += JSON.stringify(sample).length + 1
+    kept = []
+  }, 1000).unref()
   async function next () {
     step++
     const interval = cycle[step % cycle.length]
@@ -83,7 +98,12 @@ async function serve (intervals) {
       await post('Profiler.stop')
       profiling = false
     }
-    if (interval > 0) {
+    sampler?.stop()
+    sampler = null
+    if (interval === SAMPLER) {
+      sampler = new Sampler({ interval: 10, resolution: 10, gc: false, exactDelay: false, cpuEvery: 10, onSample: (sample) => { kept.push(sample) } })
+      sampler.start()
+    } else if (interval > 0) {
       await post('Profiler.enable')
       await post('Profiler.setSamplingInterval', { interval })
       await post('Profiler.start')
@@ -103,5 +123,5 @@ async function serve (intervals) {
   // The first two seconds warm the JIT up.
   server.once('request', () => setTimeout(() => { next().catch(() => {}) }, 2000))
   server.listen(0, '127.0.0.1', () => process.send?.({ port: /** @type {import('node:net').AddressInfo} */ (server.address()).port }))
-  process.on('message', () => process.send?.({ phases }))
+  process.on('message', () => process.send?.({ phases, serialised }))
 }

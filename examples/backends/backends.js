@@ -100,6 +100,30 @@ async function stopChild (child, signal, ms) {
 }
 
 /**
+ * Creates the database, retrying while the server still starts: PostgreSQL accepts connections as soon as it listens,
+ * and refuses them ("the database system is starting up") until its recovery is done — on a busy machine, seconds.
+ * @param {string} bin
+ * @param {number} port
+ * @param {string} database
+ * @param {() => string | null} failed
+ */
+async function createDatabase (bin, port, database, failed) {
+  const deadline = Date.now() + 20000
+  for (;;) {
+    try {
+      execFileSync(join(bin, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', database], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' })
+      return
+    } catch (err) {
+      const why = failed()
+      if (why !== null) throw new Error(why)
+      const said = String(/** @type {{ stderr?: string }} */ (err).stderr ?? '').trim()
+      if (Date.now() > deadline) throw new Error(`createdb ${database} failed: ${said || /** @type {Error} */ (err).message}`)
+    }
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+}
+
+/**
  * A PostgreSQL server of its own: a fresh cluster in a temporary directory, trust authentication, on 127.0.0.1 only.
  * @param {{ database?: string }} [opts]
  * @returns {Promise<Backend>}
@@ -129,7 +153,7 @@ export async function startPostgres (opts = {}) {
   try {
     await waitForPort(port, gone, 20000)
     const database = opts.database ?? 'hotpath'
-    execFileSync(join(bin, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', database], { stdio: 'ignore' })
+    await createDatabase(bin, port, database, gone)
     return { name: 'postgres', port, pid: /** @type {number} */ (child.pid), url: `postgres://postgres@127.0.0.1:${port}/${database}`, stop }
   } catch (err) {
     await stop()

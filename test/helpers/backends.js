@@ -31,7 +31,14 @@ export function exampleNeeds (example) {
  */
 export async function backendsEnv () {
   started ??= (async () => {
-    const [pg, redis] = await Promise.all([startPostgres(), startRedis()])
+    // Both or neither: one that started beside one that failed would outlive the test file and keep it from ending.
+    const [pgStart, redisStart] = await Promise.allSettled([startPostgres(), startRedis()])
+    if (pgStart.status === 'rejected' || redisStart.status === 'rejected') {
+      for (const s of [pgStart, redisStart]) if (s.status === 'fulfilled') await s.value.stop()
+      throw pgStart.status === 'rejected' ? pgStart.reason : /** @type {PromiseRejectedResult} */ (redisStart).reason
+    }
+    const pg = pgStart.value
+    const redis = redisStart.value
     const hop = await startDelayProxy(redis.port, 1)
     return {
       env: { DATABASE_URL: pg.url, REDIS_URL: `redis://127.0.0.1:${hop.port}` },
@@ -48,5 +55,7 @@ export async function backendsEnv () {
 export async function stopBackends () {
   const s = started
   started = null
-  if (s !== null) await (await s).stop()
+  // A start that failed has stopped what it started.
+  const backends = await s?.catch(() => null)
+  await backends?.stop()
 }
