@@ -15,6 +15,7 @@ import http from 'node:http'
 import inspector from 'node:inspector'
 import { fileURLToPath } from 'node:url'
 import { Sampler } from 'hotpath/runtime'
+import { samplerOptions } from '../src/probe/probe.js'
 import { benchArgs, median } from './lib/measure.js'
 
 const PHASE_MS = 1000
@@ -37,7 +38,7 @@ async function main () {
     server.once('exit', (code) => reject(new Error(`the server exited (${code})`)))
   })
   const hotpath = fileURLToPath(new URL('../bin/hotpath.js', import.meta.url))
-  console.log(`hello server at ${args.rate} requests/s for ${args.duration} s, the profiler on and off a second at a time…`)
+  console.log(`hello server at ${args.rate} requests/s for ${args.duration} s, each part on and off a second at a time…`)
   const code = await new Promise(resolve => {
     spawn('taskset', ['-c', '0', process.execPath, hotpath, 'load', '-R', args.rate, '-c', '50', '--busy-poll', '-d', args.duration, '--no-progress', '-o', '/dev/null', `http://127.0.0.1:${port}/`], { stdio: ['ignore', 'ignore', 'inherit'] })
       .on('exit', resolve)
@@ -101,7 +102,7 @@ async function serve (intervals) {
     sampler?.stop()
     sampler = null
     if (interval === SAMPLER) {
-      sampler = new Sampler({ interval: 10, resolution: 10, gc: false, exactDelay: false, cpuEvery: 10, onSample: (sample) => { kept.push(sample) } })
+      sampler = new Sampler({ ...samplerOptions(10), onSample: (sample) => { kept.push(sample) } })
       sampler.start()
     } else if (interval > 0) {
       await post('Profiler.enable')

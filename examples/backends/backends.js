@@ -52,25 +52,37 @@ async function freePort () {
 }
 
 /**
+ * Tries `attempt` until it answers null (done), the server is gone (`failed` says why), or `ms` have passed (then the
+ * attempt's last answer is the error).
+ * @param {() => Promise<string | null>} attempt
+ * @param {() => string | null} failed why the server is gone, if it is
+ * @param {number} ms
+ * @param {number} pause ms between attempts
+ */
+async function retry (attempt, failed, ms, pause) {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const gone = failed()
+    if (gone !== null) throw new Error(gone)
+    const why = await attempt()
+    if (why === null) return
+    if (Date.now() > deadline) throw new Error(why)
+    await new Promise(resolve => setTimeout(resolve, pause))
+  }
+}
+
+/**
  * Resolves once something accepts connections on the port, or rejects after `ms`.
  * @param {number} port
  * @param {() => string | null} failed why the server is gone, if it is
  * @param {number} ms
  */
-async function waitForPort (port, failed, ms) {
-  const deadline = Date.now() + ms
-  while (Date.now() < deadline) {
-    const why = failed()
-    if (why !== null) throw new Error(why)
-    const ok = await new Promise(resolve => {
-      const s = connect(port, '127.0.0.1')
-      s.once('connect', () => { s.destroy(); resolve(true) })
-      s.once('error', () => resolve(false))
-    })
-    if (ok) return
-    await new Promise(resolve => setTimeout(resolve, 50))
-  }
-  throw new Error(`nothing listened on 127.0.0.1:${port} within ${ms} ms`)
+function waitForPort (port, failed, ms) {
+  return retry(() => new Promise(resolve => {
+    const s = connect(port, '127.0.0.1')
+    s.once('connect', () => { s.destroy(); resolve(null) })
+    s.once('error', () => resolve(`nothing listened on 127.0.0.1:${port} within ${ms} ms`))
+  }), failed, ms, 50)
 }
 
 /**
@@ -107,20 +119,16 @@ async function stopChild (child, signal, ms) {
  * @param {string} database
  * @param {() => string | null} failed
  */
-async function createDatabase (bin, port, database, failed) {
-  const deadline = Date.now() + 20000
-  for (;;) {
+function createDatabase (bin, port, database, failed) {
+  return retry(async () => {
     try {
       execFileSync(join(bin, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', database], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' })
-      return
+      return null
     } catch (err) {
-      const why = failed()
-      if (why !== null) throw new Error(why)
       const said = String(/** @type {{ stderr?: string }} */ (err).stderr ?? '').trim()
-      if (Date.now() > deadline) throw new Error(`createdb ${database} failed: ${said || /** @type {Error} */ (err).message}`)
+      return `createdb ${database} failed: ${said || /** @type {Error} */ (err).message}`
     }
-    await new Promise(resolve => setTimeout(resolve, 100))
-  }
+  }, failed, 20000, 100)
 }
 
 /**

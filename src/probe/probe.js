@@ -49,6 +49,30 @@ const ENV_WATCH_MS = 1000
 /** @typedef {{ stop: () => Promise<object>, stopSync?: () => object | null }} ProfileHandle */
 
 /**
+ * How the probe samples a thread's runtime every `interval` ms (the sample handler aside): what bench:profiler weighs
+ * too.
+ * @param {number} interval
+ * @returns {import('../sampling/sampler.js').SamplerOptions}
+ */
+export function samplerOptions (interval) {
+  return {
+    interval,
+    // Node's delay monitor ticks every `resolution` ms, waking an idle loop each time: at 1 ms that cost a half-loaded
+    // hello server ~10% more CPU per request, at 10 ms (what under-pressure and prom-client use) ~2% — and the rules
+    // judge delays of 100 ms and more.
+    resolution: Math.min(10, interval),
+    // The main thread's GCs come from V8's trace events over the load window (see startGcTrace), which cost nothing
+    // per GC; trace events are per process, so worker threads keep the observer.
+    gc: !isMainThread,
+    // The process's CPU every 100 ms at the default interval: a getrusage() was ~30 µs of each sample in a busy
+    // server, and the analysis judges CPU over the whole load (run-data.js spreads each read over its samples).
+    cpuEvery: Math.max(1, Math.round(100 / interval)),
+    // The rules judge delays of a millisecond and more: below, the percentiles need not be walked out of the histogram.
+    exactDelay: false
+  }
+}
+
+/**
  * The doctor's probe in one process or thread: samples the runtime from start to exit, records per-port request
  * stats, listener growth, agent pools and the environment variables the app reads, and CPU-profiles exactly the load
  * window that hotpath announces over the channel (load-profiles.js; doctor samples the heap after it). Everything is
@@ -86,22 +110,7 @@ export class Probe {
      * @param {number} port
      */
     this.onRequest = (res, port) => this.waits.onRequest(res, this.loadedPort === null || port === this.loadedPort)
-    this.sampler = new Sampler({
-      interval: options.interval,
-      // Node's delay monitor ticks every `resolution` ms, waking an idle loop each time: at 1 ms that cost a half-loaded
-      // hello server ~10% more CPU per request, at 10 ms (what under-pressure and prom-client use) ~2% — and the rules
-      // judge delays of 100 ms and more.
-      resolution: Math.min(10, options.interval),
-      // The main thread's GCs come from V8's trace events over the load window (see startGcTrace), which cost nothing
-      // per GC; trace events are per process, so worker threads keep the observer.
-      gc: !isMainThread,
-      // The process's CPU every 100 ms at the default interval: a getrusage() was ~30 µs of each sample in a busy
-      // server, and the analysis judges CPU over the whole load (run-data.js spreads each read over its samples).
-      cpuEvery: Math.max(1, Math.round(100 / options.interval)),
-      // The rules judge delays of a millisecond and more: below, the percentiles need not be walked out of the histogram.
-      exactDelay: false,
-      onSample: (sample) => this.writeSample(sample)
-    })
+    this.sampler = new Sampler({ ...samplerOptions(options.interval), onSample: (sample) => this.writeSample(sample) })
     this.loading = false
     /** epoch ms the load window began, as this probe saw it */
     this.loadStartedAt = 0
