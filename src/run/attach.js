@@ -136,13 +136,18 @@ export class AttachedTarget extends TargetProcess {
     }
   }
 
-  /** A process that is not our child cannot be waited for: it is looked at four times a second. */
+  /**
+   * A process that is not our child cannot be waited for: it is looked at four times a second. Its probe's last
+   * message, the exit code, may still be unread when the pid is gone (timers run before sockets are read): the run
+   * waits for the channel to close, which comes after its data, up to a second.
+   */
   watchExit () {
-    this.watchTimer = setInterval(() => {
+    this.watchTimer = setInterval(async () => {
       if (alive(this.targetPid)) return
-      this.exitInfo = { code: this.exitCode, signal: null, stoppedByUs: false }
-      this.resolveExit(this.exitInfo)
       if (this.watchTimer) clearInterval(this.watchTimer)
+      await waitFor(() => this.channel.peers.size === 0 ? true : undefined, 1000)
+      this.exitInfo ??= { code: this.exitCode, signal: null, stoppedByUs: false }
+      this.resolveExit(this.exitInfo)
     }, 250)
     this.watchTimer.unref()
   }
