@@ -62,6 +62,18 @@ async function clickCulprit (html, i) {
  */
 const evidence = (d, signal) => d.evidence.find((/** @type {any} */ e) => e.signal === signal)
 
+test('a worker thread made after the load began is profiled too, and its code is blamed', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-culprits-'))
+  const json = join(dir, 'diagnosis.json')
+  const r = await hotpath(['doctor', '-d', '3', '--no-progress', '--save', join(dir, 'run'), '--json', json, '--', process.execPath, 'test/fixtures/servers/lazy-worker.js'], { timeout: 90000 })
+  assert.equal(r.code, 0, r.stderr)
+  const d = JSON.parse(await readFile(json, 'utf8'))
+  const crunch = d.culprits.find((/** @type {any} */ c) => c.file === 'test/fixtures/servers/lazy-worker.js' && c.function === 'crunch')
+  assert.ok(crunch, JSON.stringify(d.culprits))
+  assert.equal(crunch.line, await lineOf('test/fixtures/servers/lazy-worker.js', 'x += Math.sqrt(i)'))
+  assert.ok(crunch.threads.length === 1 && crunch.threads[0].threadId !== 0, JSON.stringify(crunch.threads))
+})
+
 test('worker threads: the busy pool is blamed on the worker\'s own code, with its threads; the main thread\'s culprits stay', async () => {
   const { d, out, html } = await doctor('worker-threads')
   assert.equal(d.category, 'healthy')

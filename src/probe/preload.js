@@ -15,18 +15,29 @@ if (path) {
   try {
     /** @type {import('./probe.js').Probe | null} */
     let probe = null
-    const channel = openChannel(path, (command) => { probe?.onCommand(command) }, leave)
+    // hotpath's first word to a probe that connects ('state': is the load on?) can come while probe.js still loads —
+    // in a worker thread started as the load begins, that word is the only load-start it gets: kept, not dropped.
+    /** @type {any[] | null} */
+    let early = runDir ? [] : null
+    const channel = openChannel(path, (command) => {
+      if (early !== null) early.push(command)
+      else probe?.onCommand(command)
+    }, leave)
     if (runDir) {
       const { Probe } = await import('./probe.js')
-      probe = new Probe({
+      const p = new Probe({
         runDir,
         channel,
         interval: Number(process.env.HOTPATH_INTERVAL ?? 10),
         runtime: process.env.HOTPATH_RUNTIME !== '0',
         profileInterval: Number(process.env.HOTPATH_PROFILE_INTERVAL ?? 1000)
       })
-      probe.start()
-      watchExit(probe)
+      probe = p
+      p.start()
+      watchExit(p)
+      const commands = early ?? []
+      early = null
+      for (const command of commands) p.onCommand(command)
     }
     reportListening(channel, probe)
   } catch {}
