@@ -58,6 +58,18 @@ test('a blocked loop shows as event-loop delay and utilisation in the interval t
   }
 })
 
+test('with the resolution at the interval (the probe\'s settings) the sampler\'s own timer is the tick: a block is one late sample', async () => {
+  const samples = await sampleFor({ interval: 10, resolution: 10 }, 400, () => block(80))
+  const late = samples.filter(s => s.delay.max >= 20)
+  assert.equal(late.length, 1, JSON.stringify(samples.map(s => s.delay.max)))
+  assert.ok(late[0].delay.max >= 65 && late[0].delay.max <= late[0].interval, `max delay ${late[0].delay.max} ms for an 80 ms block, in ${late[0].interval} ms`)
+  const d = late[0].delay
+  assert.ok(d.min === d.max && d.p99 === d.max && d.mean === d.max, 'one tick: every statistic is its lateness')
+  const quiet = samples.filter(s => s !== late[0])
+  assert.ok(quiet.length >= 10, `${quiet.length} quiet samples`)
+  assert.ok(quiet.filter(s => s.delay.max < 5).length >= quiet.length * 0.8, JSON.stringify(quiet.map(s => s.delay.max)))
+})
+
 test('intervals are contiguous: the samples\' CPU adds up to what the process used, also read every n-th sample', async () => {
   for (const cpuEvery of [1, 5]) {
     const before = process.cpuUsage()

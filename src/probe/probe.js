@@ -58,8 +58,8 @@ export function samplerOptions (interval) {
   return {
     interval,
     // Node's delay monitor ticks every `resolution` ms, waking an idle loop each time: at 1 ms that cost a half-loaded
-    // hello server ~10% more CPU per request, at 10 ms (what under-pressure and prom-client use) ~2% — and the rules
-    // judge delays of 100 ms and more.
+    // hello server ~10% more CPU per request — and the rules judge delays of 100 ms and more. At the default 10 ms
+    // interval the resolution is the interval: the sampler's own timer is the tick, and no monitor runs (Sampler.start).
     resolution: Math.min(10, interval),
     // The main thread's GCs come from V8's trace events over the load window (see startGcTrace), which cost nothing
     // per GC; trace events are per process, so worker threads keep the observer.

@@ -35,7 +35,9 @@ import { callSafely, positiveOption } from './warn.js'
  * @typedef {object} SamplerOptions
  * @property {number} [interval] ms between samples (default 10)
  * @property {number} [slowInterval] ms between the costlier measures: resources and heap spaces (default 1000)
- * @property {number} [resolution] ms between event-loop delay ticks (default: a tenth of the interval, 1..10)
+ * @property {number} [resolution] ms between event-loop delay ticks (default: a tenth of the interval, 1..10). At
+ *   the interval or more, Node's delay monitor would tick once a sample, as the sampler's own timer does: the delay is
+ *   then that timer's lateness, one tick a sample, and no monitor is made (see `start`)
  * @property {(sample: Sample) => void} [onSample] called with each sample the timer takes
  * @property {number} [cpuEvery] read the process's CPU time on every n-th sample only (default 1, every sample): a
  *   read is a getrusage() system call, ~30 µs in the sample of a busy server
@@ -121,11 +123,20 @@ export class Sampler {
     }
   }
 
-  /** Begins measuring; the first sample covers the time from now. */
+  /**
+   * Begins measuring; the first sample covers the time from now.
+   *
+   * With a resolution under the interval, Node's delay monitor records several ticks a sample. At the interval or
+   * more it would record one, the same lateness as the sampler's own timer, for the price of a second timer (a second
+   * wake-up of an idle loop) and a histogram of ~0.5 MB cleared at every late tick — which is every tick of a
+   * saturated server, and evicts the server's own data from the CPU cache. So the sampler's timer is the tick then.
+   */
   start () {
     if (this.#timer !== null) return
-    this.#delay = new DelayHistogram(this.#resolution, { exact: this.#exactDelay })
-    this.#delay.enable()
+    if (this.#resolution < this.#interval) {
+      this.#delay = new DelayHistogram(this.#resolution, { exact: this.#exactDelay })
+      this.#delay.enable()
+    }
     this.#memory = new MemoryReader()
     if (this.#countGc) this.#gc.start()
     if (this.#wantThreadTime) this.threadTime = true
@@ -218,7 +229,10 @@ export class Sampler {
   /** @param {number} lateness ms the interval timer fired late, 0 when unknown */
   #readDelay (lateness) {
     const delay = this.#delay
-    if (delay === null) return { min: 0, mean: 0, p50: 0, p90: 0, p99: 0, max: 0 }
+    if (delay === null) {
+      const d = this.#timer !== null && lateness > 0 ? round3(lateness) : 0
+      return { min: d, mean: d, p50: d, p90: d, p99: d, max: d }
+    }
     // Lateness under a resolution is timer granularity, not a busy loop.
     const stats = delay.read(lateness > this.#resolution ? lateness : 0)
     // Node's delay histogram spans 1 ns to 2^63 ns, so a reset clears ~0.5 MB, which also evicts the host's own data
