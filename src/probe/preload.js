@@ -9,6 +9,9 @@ import tls from 'node:tls'
 import { isMainThread, threadId } from 'node:worker_threads'
 import { openChannel } from './channel.js'
 
+/** Set in the main thread's environment while the load runs, to the loaded port: worker threads made then copy it. */
+const LOADING = 'HOTPATH_LOADING'
+
 const path = process.env.HOTPATH_CHANNEL
 const runDir = process.env.HOTPATH_RUN_DIR
 if (path) {
@@ -20,6 +23,7 @@ if (path) {
     /** @type {any[] | null} */
     let early = runDir ? [] : null
     const channel = openChannel(path, (command) => {
+      if (isMainThread && runDir) markLoading(command)
       if (early !== null) early.push(command)
       else probe?.onCommand(command)
     }, leave)
@@ -37,9 +41,27 @@ if (path) {
       watchExit(p)
       const commands = early ?? []
       early = null
+      // A worker thread made during the load (a lazy pool's) learns so from the environment it was given: one that is
+      // busy from its first message may not read its channel before the load ends (Node 24 drains a worker's
+      // messages without returning to its event loop while more keep coming).
+      const loading = process.env[LOADING]
+      if (!isMainThread && loading !== undefined && !commands.some(c => c?.type === 'load-stop')) {
+        p.onCommand(/** @type {any} */ ({ type: 'state', loading: true, port: Number(loading) }))
+      }
       for (const command of commands) p.onCommand(command)
     }
     reportListening(channel, probe)
+  } catch {}
+}
+
+/**
+ * Keeps LOADING in step with hotpath's commands.
+ * @param {any} command
+ */
+function markLoading (command) {
+  try {
+    if (command?.type === 'load-start' || (command?.type === 'state' && command.loading)) process.env[LOADING] = String(command.port ?? '')
+    else if (command?.type === 'load-stop') delete process.env[LOADING]
   } catch {}
 }
 

@@ -283,7 +283,7 @@ export class Probe {
         // what the load waits on.
         const port = Number(/** @type {any} */ (command).port)
         this.loadedPort = Number.isInteger(port) && port > 0 ? port : null
-        await this.loadStart()
+        await this.loadStart(command.type === 'state')
       } else if (command.type === 'load-stop') {
         await this.loadStop()
       } else if (command.type === 'heap-snapshot') {
@@ -294,7 +294,13 @@ export class Probe {
     } catch {}
   }
 
-  async loadStart () {
+  /**
+   * @param {boolean} [late] the load was on when this thread began (a worker a lazy pool made for it): its heap is not
+   *   settled first — a full GC in the middle of the load would move what the load measures, and the heap the thread
+   *   began with is no baseline for the load's — and its profile starts at once (on Node 24 a busy worker's own
+   *   inspector session answered only after the load had ended)
+   */
+  async loadStart (late = false) {
     if (this.loading) return
     this.loading = true
     // Pools are made at start-up: watching constructions any longer would cost every emitter of the load a call.
@@ -308,7 +314,7 @@ export class Probe {
     this.credit = 0
     // Both clocks at one instant: CPU profiles are stamped on the monotonic one, samples on the wall clock.
     const monotonic = Number(process.hrtime.bigint() / 1000n)
-    await this.settleHeap('start')
+    if (!late) await this.settleHeap('start')
     this.loadStartedAt = Date.now()
     this.log.write({ type: 'load-start', time: this.loadStartedAt, monotonic })
     await this.profiles.start()
