@@ -66,6 +66,9 @@ const VARIANTS = ALL.filter(v => args.variants.split(',').includes(v.name))
 if (VARIANTS[0]?.name !== 'off') throw new Error('--variants must begin with off')
 // Paired unless told otherwise, where this process may make CPU groups (root, a cpu controller): see the top.
 const groups = args.paired === 'false' ? null : cpuGroups('hotpath-overhead')
+// Removed however the bench ends (a variant's error, Ctrl-C): an empty group left behind is clutter in /sys/fs/cgroup.
+process.on('exit', () => groups?.remove())
+process.once('SIGINT', () => process.exit(130))
 
 /**
  * Runs one variant and returns the requests/s its load got over its window, and — paired — the requests/s the
