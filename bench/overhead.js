@@ -35,7 +35,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { benchArgs, median } from './lib/measure.js'
+import { benchArgs, median, startBenchServer } from './lib/measure.js'
 import { startLineStore } from './lib/line-protocol.js'
 import { cpuGroups } from './lib/cpu-groups.js'
 
@@ -91,8 +91,9 @@ async function measure (variant, serverFile) {
     if (groups) {
       // The neighbour: the same server, uninstrumented, under a load of its own, in the other group on the same core,
       // from before the variant starts until after it ends.
-      const other = await startServer(inGroup(0, ['taskset', '-c', '1', ...server]))
-      const otherLoad = spawn('sh', ['-c', 'exec "$@"', 'sh', ...load(other.url, join(dir, 'neighbour.json'), NEIGHBOUR_MAX_S, 0)], { stdio: 'ignore' })
+      const other = await startBenchServer(inGroup(0, ['taskset', '-c', '1', ...server]))
+      const neighbourLoad = load(other.url, join(dir, 'neighbour.json'), NEIGHBOUR_MAX_S, 0)
+      const otherLoad = spawn(neighbourLoad[0], neighbourLoad.slice(1), { stdio: 'ignore' })
       const ended = new Promise(resolve => otherLoad.once('exit', resolve))
       neighbour = {
         stop: async () => {
@@ -103,7 +104,7 @@ async function measure (variant, serverFile) {
       }
     }
     if (variant.name === 'off') {
-      const plain = await startServer(inGroup(1, ['taskset', '-c', '1', ...server]))
+      const plain = await startBenchServer(inGroup(1, ['taskset', '-c', '1', ...server]))
       await run(load(plain.url))
       plain.child.kill('SIGTERM')
     } else {
@@ -127,20 +128,6 @@ async function measure (variant, serverFile) {
 
 /** s: the neighbour's load is stopped when the variant ends; this bounds it should the bench itself die. */
 const NEIGHBOUR_MAX_S = 300
-
-/**
- * Starts a bench server (it reports its port over IPC).
- * @param {string[]} command
- * @returns {Promise<{ child: import('node:child_process').ChildProcess, url: string }>}
- */
-async function startServer (command) {
-  const child = spawn(command[0], command.slice(1), { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
-  const port = await new Promise((resolve, reject) => {
-    child.once('message', (/** @type {any} */ m) => resolve(m.port))
-    child.once('exit', (code) => reject(new Error(`server exited ${code}`)))
-  })
-  return { child, url: `http://127.0.0.1:${port}/` }
-}
 
 /**
  * Requests a load's per-second series counted between two instants, a bucket cut by either counted pro rata.

@@ -16,7 +16,7 @@ import inspector from 'node:inspector'
 import { fileURLToPath } from 'node:url'
 import { Sampler } from 'hotpath/runtime'
 import { samplerOptions } from '../src/probe/probe.js'
-import { benchArgs, median } from './lib/measure.js'
+import { benchArgs, median, startBenchServer } from './lib/measure.js'
 
 const PHASE_MS = 1000
 /** ms after each switch not counted: starting the profiler logs every compiled function, stopping it builds a profile */
@@ -32,11 +32,7 @@ async function main () {
   const args = benchArgs({ rate: '30000', duration: '30', intervals: '1000,2000,4000,10000' })
   if (args.quick === 'true') args.duration = '12'
   const intervals = args.intervals.split(',').map(i => i === 'sampler' ? SAMPLER : Number(i))
-  const server = spawn('taskset', ['-c', '1', process.execPath, fileURLToPath(import.meta.url), '--serve', intervals.join(',')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-  const port = await new Promise((resolve, reject) => {
-    server.once('message', (/** @type {any} */ m) => resolve(m.port))
-    server.once('exit', (code) => reject(new Error(`the server exited (${code})`)))
-  })
+  const { child: server, port } = await startBenchServer(['taskset', '-c', '1', process.execPath, fileURLToPath(import.meta.url), '--serve', intervals.join(',')])
   const hotpath = fileURLToPath(new URL('../bin/hotpath.js', import.meta.url))
   console.log(`hello server at ${args.rate} requests/s for ${args.duration} s, each part on and off a second at a time…`)
   const code = await new Promise(resolve => {

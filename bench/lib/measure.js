@@ -37,22 +37,30 @@ export function runPinned (cpu, command) {
 }
 
 /**
+ * Starts a bench server, which says its port over IPC once it listens.
+ * @param {string[]} command
+ * @param {Record<string, string>} [env]
+ * @returns {Promise<{ child: import('node:child_process').ChildProcess, port: number, url: string }>}
+ */
+export async function startBenchServer (command, env = {}) {
+  const child = spawn(command[0], command.slice(1), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, ...env } })
+  const port = await new Promise((resolve, reject) => {
+    child.once('message', (/** @type {any} */ m) => resolve(m.port))
+    child.once('exit', (code) => reject(new Error(`bench server exited with code ${code}`)))
+  })
+  return { child, port, url: `http://127.0.0.1:${port}/` }
+}
+
+/**
  * Starts bench/servers/hello.js pinned to a CPU; `count()` returns requests served since the last call.
  * @param {number} cpu
  * @param {Record<string, string>} [env]
  */
 export async function startCountingServer (cpu, env = {}) {
-  const child = spawn('taskset', ['-c', String(cpu), process.execPath, new URL('../servers/hello.js', import.meta.url).pathname], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    env: { ...process.env, ...env }
-  })
-  const port = await new Promise((resolve, reject) => {
-    child.once('message', (/** @type {any} */ m) => resolve(m.port))
-    child.once('exit', (code) => reject(new Error(`bench server exited with code ${code}`)))
-  })
+  const { child, port, url } = await startBenchServer(['taskset', '-c', String(cpu), process.execPath, new URL('../servers/hello.js', import.meta.url).pathname], env)
   return {
     port,
-    url: `http://127.0.0.1:${port}/`,
+    url,
     /** @returns {Promise<number>} */
     count: () => new Promise(resolve => {
       child.once('message', (/** @type {any} */ m) => resolve(m.served))

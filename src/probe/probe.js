@@ -297,8 +297,7 @@ export class Probe {
   /**
    * @param {boolean} [late] the load was on when this thread began (a worker a lazy pool made for it): its heap is not
    *   settled first — a full GC in the middle of the load would move what the load measures, and the heap the thread
-   *   began with is no baseline for the load's — and its profile starts at once (on Node 24 a busy worker's own
-   *   inspector session answered only after the load had ended)
+   *   began with is no baseline for the load's
    */
   async loadStart (late = false) {
     if (this.loading) return
