@@ -104,3 +104,45 @@ test('CPU read on every tenth sample only is spread back over the samples it cov
   assert.ok(Math.abs(perRequest(runs[10]) - perRequest(runs[1])) < 0.005, `every tenth: ${perRequest(runs[10])} ms, every: ${perRequest(runs[1])} ms`)
   assert.equal(runs[10].category, runs[1].category)
 })
+
+test('a thread\'s event-loop utilisation is over time: a busy worker that samples seldom reads busy', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-analyse-'))
+  await writeRun(dir)
+  // A worker busy from its first task: its sampler's timer waits for the loop, so one sample covers 290 ms of work,
+  // then three short ones the few idle moments between tasks — 97% of its time busy, though most of its samples are idle.
+  const t0 = 1_800_000_000_000
+  /** @type {object[]} */
+  const events = [
+    { type: 'hello', time: t0 - 20, pid: PID, ppid: 1, threadId: 1, argv: ['node', 'server.js'], execArgv: [], cwd: dir, node: process.version, heapLimit: 4e9, role: 'worker-thread', interval: 10 },
+    { type: 'load-start', time: t0 + 5, monotonic: 5_000_005_000 }
+  ]
+  let time = t0 + 5
+  for (let k = 0; k < 12; k++) {
+    const interval = k % 4 === 0 ? 290 : 3
+    time += interval
+    events.push({
+      type: 'sample',
+      time,
+      interval,
+      delay: { min: 0, mean: 0, p50: 0, p90: 0, p99: 0, max: k % 4 === 0 ? 280 : 0 },
+      utilization: k % 4 === 0 ? 1 : 0.1,
+      cpu: { user: 0, system: 0 },
+      memory: { rss: 60e6, heapUsed: 5e6, heapTotal: 10e6, external: 1e6, arrayBuffers: 1e5 },
+      gc: { count: 0, duration: 0, byKind: {} },
+      requests: []
+    })
+  }
+  events.push({ type: 'load-stop', time: t0 + 1000 })
+  await writeFile(join(dir, `events-${PID}-1.ndjson`), events.map(e => JSON.stringify(e)).join('\n') + '\n')
+  const json = join(dir, 'd.json')
+  const r = await hotpath(['doctor', '--analyse', dir, '--json', json])
+  assert.equal(r.code, 0, r.stderr)
+  const d = JSON.parse(await readFile(json, 'utf8'))
+  const worker = d.processes[0].threads.find((/** @type {any} */ t) => t.threadId === 1)
+  const busy = (3 * 290 + 9 * 3 * 0.1) / (3 * 290 + 9 * 3)
+  assert.ok(Math.abs(worker.utilization - busy) < 1e-6, `worker ${worker.utilization}, busy ${busy}`)
+  const pool = d.evidence.find((/** @type {any} */ e) => e.signal === 'worker-thread-utilization')
+  assert.ok(pool && Math.abs(pool.value - busy) < 1e-3, JSON.stringify(pool))
+  // the main thread's samples are all 10 ms long: over time or by sample, the same
+  assert.ok(Math.abs(d.processes[0].threads.find((/** @type {any} */ t) => t.threadId === 0).utilization - 0.5) < 1e-6)
+})

@@ -62,9 +62,9 @@ async function clickCulprit (html, i) {
  */
 const evidence = (d, signal) => d.evidence.find((/** @type {any} */ e) => e.signal === signal)
 
-// todo until found: in 1 of 2 full suites on a fresh clone (Node 20) the worker made by the first request was still
-// not profiled, after passing alone every time on Node 20, 22 and 24. The assertions stay, and run; a failure is reported.
-test('a worker thread made after the load began is profiled too, and its code is blamed', { todo: 'the lazy worker is sometimes still missed (see the comment above)' }, async () => {
+// The thread is busy from its first message, so its sampler fires seldom: judged by a plain mean of its samples it read
+// 64% busy (under the pool's threshold) while its profile showed it 89% in crunch — on a busy machine, or on Node 20.
+test('a worker thread made after the load began is profiled too, and its code is blamed', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-culprits-'))
   const json = join(dir, 'diagnosis.json')
   const r = await hotpath(['doctor', '-d', '3', '--no-progress', '--save', join(dir, 'run'), '--json', json, '--', process.execPath, 'test/fixtures/servers/lazy-worker.js'], { timeout: 90000 })

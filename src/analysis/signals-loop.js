@@ -5,6 +5,23 @@ import { mean, percentile } from '../stats.js'
 /** @typedef {import('./run-data.js').ThreadRecord['samples'][number]} Sample */
 
 /**
+ * Event-loop utilisation over the samples' time: each sample's for the interval it stands for. A busy thread samples
+ * seldom (its sampler's timer waits for the loop), so a plain mean of its samples counts the short idle intervals
+ * between its long busy ones as often as those, and reads a thread busy 97% of the time as 64%.
+ * @param {Sample[]} samples
+ */
+export function loopUtilization (samples) {
+  let busy = 0
+  let time = 0
+  for (const s of samples) {
+    const ms = Number.isFinite(s.interval) && s.interval > 0 ? s.interval : 0
+    busy += s.utilization * ms
+    time += ms
+  }
+  return time > 0 ? busy / time : mean(samples.map(s => s.utilization))
+}
+
+/**
  * @param {Sample[]} samples the serving threads'
  * @returns {import('./signals.js').Signals['loop']}
  */
@@ -18,7 +35,7 @@ export function loopFigures (samples) {
     measured += s.interval
   }
   return {
-    utilization: mean(samples.map(s => s.utilization)),
+    utilization: loopUtilization(samples),
     runQueue: measured > 0 ? waited / measured : null,
     delayP50: percentile(delays, 50),
     delayP99: percentile(delays, 99),

@@ -1,5 +1,6 @@
 // One line per thread that sampled in the window: what it is, how busy, and what it served.
-import { mean, percentile } from '../stats.js'
+import { percentile } from '../stats.js'
+import { loopUtilization } from './signals-loop.js'
 
 /** @typedef {import('./run-data.js').ThreadRecord} ThreadRecord */
 /** @typedef {ThreadRecord['samples'][number]} Sample */
@@ -49,7 +50,7 @@ export function summarizeThread (t, samples, serving, port, seconds, role) {
     role,
     serving,
     samples: samples.length,
-    utilization: mean(samples.map(s => s.utilization)),
+    utilization: loopUtilization(samples),
     delayP99: percentile(delays, 99),
     delayMax: delays.length > 0 ? Math.max(...delays) : 0,
     cpuPercent: t.threadId === 0 ? cpuMs / (seconds * 1000) : null,

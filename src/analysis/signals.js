@@ -5,13 +5,12 @@
 import { displayPath } from './paths.js'
 import { COST_LIMITS, costTrend } from './signals-cost.js'
 import { localBackends, otherCores } from './signals-host.js'
-import { gcFigures, loopFigures } from './signals-loop.js'
+import { gcFigures, loopFigures, loopUtilization } from './signals-loop.js'
 import { memoryFigures } from './signals-memory.js'
 import { agentPressure, outgoingCalls } from './signals-outgoing.js'
 import { envReads } from './signals-env.js'
 import { mainSamples, requestCounts, servingThreads, threadKey } from './signals-serving.js'
 import { roleOf, summarizeThread } from './signals-threads.js'
-import { mean } from '../stats.js'
 import { computeWaits } from './waits.js'
 
 /** @typedef {import('./run-data.js').RunData} RunData */
@@ -108,7 +107,7 @@ export function computeSignals (data) {
     loop: loopFigures(serving.samples),
     helpers: {
       count: serving.helpers.length,
-      utilization: Math.max(0, ...serving.helpers.map(t => mean(serving.of(t).map(x => x.utilization))))
+      utilization: Math.max(0, ...serving.helpers.map(t => loopUtilization(serving.of(t))))
     },
     gc: gcFigures(serving.samples, seconds * 1000 * Math.max(1, serving.threads.length), cpuMs),
     memory: memoryFigures(data, serving, start, rate),
