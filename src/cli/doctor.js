@@ -31,7 +31,8 @@ export const spec = {
     save: { type: 'string', value: 'dir', description: 'where to record the run', default: '.hotpath/<time>-doctor' },
     analyse: { type: 'string', value: 'dir', description: 're-analyse a recorded run without running anything' },
     interval: { type: 'string', value: 'ms', description: 'runtime sampling interval in the target', default: '10' },
-    'profile-interval': { type: 'string', value: 'µs', description: 'CPU profile sampling interval', default: 'about 1,000 samples over the load, 1000–10000' },
+    'profile-interval': { type: 'string', value: 'µs', description: 'CPU profile sampling interval', default: 'about 1,000 samples over what is profiled, 1000–10000' },
+    'profile-all': { type: 'boolean', description: 'CPU-profile the whole load window (default: its middle third, at least 3 s, where the window is longer than 4.5 s)' },
     'no-profile': { type: 'boolean', description: 'do not CPU-profile the target (no culprits from CPU time)' },
     'heap-interval': { type: 'string', value: 'bytes', description: 'heap sampling interval for allocation culprits, sampled after the load when GC or what it left alive asks (0: off)', default: '262144' },
     'no-retainers': { type: 'boolean', description: 'when the load leaves megabytes alive, do not load twice more between heap snapshots to see what keeps them' },
@@ -71,6 +72,7 @@ export async function run ({ values, positionals, command }, io) {
     runDir,
     interval: /** @type {number} */ (numberFlag('interval', str('interval') ?? '10')),
     profileInterval: values['no-profile'] ? 0 : str('profile-interval') === undefined ? 'auto' : /** @type {number} */ (numberFlag('profile-interval', str('profile-interval'), { integer: true })),
+    profileSlice: values['profile-all'] !== true,
     heapInterval: /** @type {number} */ (numberFlag('heap-interval', str('heap-interval') ?? '262144', { integer: true, allowZero: true })),
     // The heap phases after the window: allocation samples from half the GC share that makes a gc verdict (so that
     // one never lacks them), survivors and snapshots from what makes a leak's or a cost per request that climbed

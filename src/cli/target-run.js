@@ -2,7 +2,7 @@ import { UsageError } from '../errors.js'
 import { preparePlan } from '../load/load.js'
 import { Progress } from '../report/progress.js'
 import { recordRun } from '../run/doctor-run.js'
-import { profileIntervalFor } from '../run/profile-interval.js'
+import { profileIntervalFor, profileSliceFor } from '../run/profile-interval.js'
 import { durationFlag, numberFlag } from './args.js'
 import { LOAD_FLAGS, loadOptionsFromFlags } from './load-options.js'
 
@@ -25,8 +25,9 @@ export const TARGET_FLAGS = {
  * @param {Record<string, unknown>} values
  * @param {string[]} command
  * @param {import('./main.js').Io} io
- * @param {{ runDir: string, interval: number, runtime?: boolean, profileInterval: number | 'auto', heapInterval: number, memory?: import('../run/doctor-run.js').RunOptions['memory'] }} probe
- *   profileInterval 'auto': from the load window's planned length (profile-interval.js)
+ * @param {{ runDir: string, interval: number, runtime?: boolean, profileInterval: number | 'auto', profileSlice?: boolean, heapInterval: number, memory?: import('../run/doctor-run.js').RunOptions['memory'] }} probe
+ *   profileInterval 'auto': from the length of what is profiled (profile-interval.js); profileSlice: profile only the
+ *   middle of a long window (doctor), not all of it (flame)
  * @returns {Promise<import('../run/doctor-run.js').RunRecord & { interruptedBy: NodeJS.Signals | null }>} the record,
  *   and the signal that stopped the run early (the caller's exit code: 130 for SIGINT, 143 for SIGTERM)
  */
@@ -49,6 +50,11 @@ export async function recordFromFlags (values, command, io, probe) {
     abort.abort()
   })
   const attach = attachFromFlags(values, command)
+  // The load's length is known ahead when hotpath makes it for a duration (not --on-port, not --amount).
+  const known = str('on-port') === undefined && plan.amount === 0
+  const profileSlice = probe.profileSlice && probe.profileInterval !== 0
+    ? known ? profileSliceFor(plan.duration + plan.warmup, plan.warmup) : profileSliceFor(undefined)
+    : null
   const record = await recordRun({
     command,
     attach,
@@ -59,8 +65,9 @@ export async function recordFromFlags (values, command, io, probe) {
     listenTimeout,
     ...probe,
     profileInterval: probe.profileInterval === 'auto'
-      ? profileIntervalFor(str('on-port') !== undefined || plan.amount > 0 ? undefined : plan.duration)
+      ? profileIntervalFor(profileSlice?.seconds ?? (known ? plan.duration + plan.warmup : undefined))
       : probe.profileInterval,
+    profileSlice,
     signal: abort.signal,
     status: (line) => {
       io.stderr.write(`${line}\n`)

@@ -1,5 +1,6 @@
-// The profiles of one load window in one thread: a CPU profile and, on the main thread, V8's GC trace events; stopped
-// and written to the run directory when the load stops, or at once when the process exits during it. The heap is
+// The profiles of one load window in one thread: a CPU profile (of all the window, or of the slice hotpath asks for)
+// and, on the main thread, V8's GC trace events; written to the run directory when the load stops, or at once when the
+// process exits during it. The heap is
 // sampled after the window, in phases of its own (src/run/memory-phases.js), where its cost moves no figure.
 
 import { writeFileSync } from 'node:fs'
@@ -19,6 +20,12 @@ export class LoadProfiles {
   gcTrace = null
   /** @type {number | null} ms of GC pauses in the last load window, from the trace (main thread only) */
   gcMs = null
+  /** @type {NodeJS.Timeout | null | undefined} starts or ends the CPU profile's slice; undefined once the load stopped */
+  sliceTimer = null
+  /** @type {Promise<object | null> | null} the CPU profile of a slice that ended, until it is written */
+  ended = null
+  /** @type {object | null} the same, once it arrived */
+  endedProfile = null
 
   /**
    * @param {ProbeOptions} options
@@ -32,11 +39,51 @@ export class LoadProfiles {
     this.sampler = sampler
   }
 
-  async start () {
+  /**
+   * @param {{ from: number, to: number } | null} [slice] epoch ms: the CPU profiler runs between them only (see
+   *   src/run/profile-interval.js for why); null: from now until the load stops
+   */
+  async start (slice = null) {
+    this.sliceTimer = null
     if (isMainThread && this.options.runtime !== false) this.gcTrace = await startGcTrace().catch(() => null)
-    if (this.options.profileInterval > 0) this.cpu = await startCpuProfile({ interval: this.options.profileInterval }).catch(() => null)
+    if (!(this.options.profileInterval > 0)) return
+    if (slice === null) return await this.startCpu()
+    const now = Date.now()
+    // A thread that joins after the slice (a worker made late in the load) has nothing to profile.
+    if (now >= slice.to) return
+    const begin = () => {
+      this.sliceTimer = null
+      this.startCpu().then(() => {
+        // The load stopped while the profiler started: it must not run on.
+        if (this.sliceTimer === undefined) this.endCpu()
+        if (this.cpu === null) return
+        this.sliceTimer = setTimeout(() => {
+          this.sliceTimer = null
+          this.endCpu()
+        }, Math.max(0, slice.to - Date.now()))
+        this.sliceTimer.unref()
+      }, () => {})
+    }
+    if (slice.from <= now) begin()
+    else {
+      this.sliceTimer = setTimeout(begin, slice.from - now)
+      this.sliceTimer.unref()
+    }
+  }
+
+  async startCpu () {
+    this.cpu = await startCpuProfile({ interval: this.options.profileInterval }).catch(() => null)
     // The profiler makes libuv misread utilisation; the thread's own time corrects it (see profile-utilization.js).
     if (this.cpu) this.sampler.threadTime = true
+  }
+
+  /** Stops the CPU profiler (its slice is over, or the load); the profile is written when the load stops. */
+  endCpu () {
+    const cpu = this.cpu
+    if (cpu === null) return
+    this.cpu = null
+    this.sampler.threadTime = false
+    this.ended = cpu.stop().then((profile) => { this.endedProfile = profile }, () => {}).then(() => this.endedProfile)
   }
 
   /**
@@ -44,6 +91,8 @@ export class LoadProfiles {
    * @param {EventLog} log
    */
   async stop (log) {
+    if (this.sliceTimer) clearTimeout(this.sliceTimer)
+    this.sliceTimer = undefined
     if (this.gcTrace) {
       const trace = await this.gcTrace.stop().catch(() => null)
       this.gcTrace = null
@@ -58,12 +107,11 @@ export class LoadProfiles {
     }
     /** @type {{ cpu?: string }} */
     const files = {}
-    this.sampler.threadTime = false
-    if (this.cpu) {
-      const profile = await this.cpu.stop().catch(() => null)
-      this.cpu = null
-      if (profile) files.cpu = this.writeJson(`cpu-${this.name}.cpuprofile`, profile)
-    }
+    this.endCpu()
+    const profile = await this.ended
+    this.ended = null
+    this.endedProfile = null
+    if (profile) files.cpu = this.writeJson(`cpu-${this.name}.cpuprofile`, profile)
     log.write({ type: 'profiles', time: Date.now(), ...files })
   }
 
@@ -72,8 +120,12 @@ export class LoadProfiles {
    * @param {EventLog} log
    */
   stopSync (log) {
-    const cpu = this.cpu?.stopSync?.() ?? null
+    if (this.sliceTimer) clearTimeout(this.sliceTimer)
+    this.sliceTimer = undefined
+    // A slice that ended before the exit left its profile; one still running is stopped now.
+    const cpu = this.cpu?.stopSync?.() ?? this.endedProfile
     this.cpu = null
+    this.endedProfile = null
     if (cpu) log.write({ type: 'profiles', time: Date.now(), cpu: this.writeJson(`cpu-${this.name}.cpuprofile`, cpu) })
   }
 

@@ -283,7 +283,7 @@ export class Probe {
         // what the load waits on.
         const port = Number(/** @type {any} */ (command).port)
         this.loadedPort = Number.isInteger(port) && port > 0 ? port : null
-        await this.loadStart(command.type === 'state')
+        await this.loadStart(command.type === 'state', sliceOf(/** @type {any} */ (command).profile))
       } else if (command.type === 'load-stop') {
         await this.loadStop()
       } else if (command.type === 'heap-snapshot') {
@@ -298,8 +298,10 @@ export class Probe {
    * @param {boolean} [late] the load was on when this thread began (a worker a lazy pool made for it): its heap is not
    *   settled first — a full GC in the middle of the load would move what the load measures, and the heap the thread
    *   began with is no baseline for the load's
+   * @param {{ from: number, to: number } | null} [slice] epoch ms between which the CPU profiler runs; null: all the
+   *   window
    */
-  async loadStart (late = false) {
+  async loadStart (late = false, slice = null) {
     if (this.loading) return
     this.loading = true
     // Pools are made at start-up: watching constructions any longer would cost every emitter of the load a call.
@@ -316,7 +318,10 @@ export class Probe {
     if (!late) await this.settleHeap('start')
     this.loadStartedAt = Date.now()
     this.log.write({ type: 'load-start', time: this.loadStartedAt, monotonic })
-    await this.profiles.start()
+    // A worker thread busy from its first task may not return to its event loop, where the slice's timers run, before
+    // the load ends (Node 24 drains a worker's messages without returning while more keep coming): it is profiled
+    // over all the window, as before slices.
+    await this.profiles.start(isMainThread ? slice : null)
     this.options.channel.send({ type: 'started', pid: process.pid, threadId: this.tid })
   }
 
@@ -385,4 +390,16 @@ export class Probe {
       this.requests.stop()
     } catch {}
   }
+}
+
+/**
+ * The CPU profile's slice hotpath sent, when it is one.
+ * @param {any} profile
+ * @returns {{ from: number, to: number } | null}
+ */
+function sliceOf (profile) {
+  if (profile === null || typeof profile !== 'object') return null
+  const from = Number(profile.from)
+  const to = Number(profile.to)
+  return Number.isFinite(from) && Number.isFinite(to) && to > from ? { from, to } : null
 }

@@ -23,6 +23,8 @@ import { recordMemoryPhases } from './memory-phases.js'
  * @property {boolean} [runtime] whether the probe samples the runtime and counts requests and listeners (default
  *   true); without, it records only the profiles (hotpath flame)
  * @property {number} profileInterval µs between CPU samples (0: no CPU profile)
+ * @property {{ from: number, seconds: number } | null} [profileSlice] the part of the load window the CPU profiler
+ *   runs in, in seconds from its start (profile-interval.js says why); null or absent: all of it
  * @property {number} heapInterval bytes between heap samples (0: none): taken after the window, in the phases `memory`
  *   asks for, never in the window itself (memory-phases.js says why)
  * @property {AbortSignal} [signal] aborting ends the load early; the run is still recorded
@@ -49,7 +51,7 @@ import { recordMemoryPhases } from './memory-phases.js'
  * @property {{ code: number | null, signal: string | null, crashed: boolean }} exit how the target ended
  * @property {boolean} aborted the user stopped the run early
  * @property {string[]} stderr the target's last lines of stderr (or stdout)
- * @property {{ interval: number, profileInterval: number, heapInterval: number }} probe
+ * @property {{ interval: number, profileInterval: number, heapInterval: number, profileSlice?: { from: number, seconds: number } | null }} probe
  * @property {import('./retainer-phases.js').RetainerRecord} [retainers] the heap snapshots taken after the load
  * @property {import('./allocation-phases.js').AllocationRecord} [allocations] the heap samples taken after the load
  * @property {{ cores: number, busyMs: number, ownCpuMs: number, model: string, platform: string, release: string, arch: string, memory: number, processes?: import('./processes.js').ProcessCpu[] }} host
@@ -73,9 +75,9 @@ export async function recordRun (options) {
   await target.start()
   const { channel } = target
   // A probe that connects late (a cluster worker forked mid-run) learns whether the load is on.
-  /** @type {{ loading: boolean, port: number | undefined }} */
-  const loadState = { loading: false, port: undefined }
-  channel.on('peer', (peer) => peer.send({ type: 'state', loading: loadState.loading, port: loadState.port }))
+  /** @type {{ loading: boolean, port: number | undefined, profile: { from: number, to: number } | undefined }} */
+  const loadState = { loading: false, port: undefined, profile: undefined }
+  channel.on('peer', (peer) => peer.send({ type: 'state', loading: loadState.loading, port: loadState.port, profile: loadState.profile }))
 
   let listening
   try {
@@ -96,7 +98,11 @@ export async function recordRun (options) {
   const acks = expectAcks(channel, 'started')
   loadState.loading = true
   loadState.port = listening.port
-  channel.broadcast({ type: 'load-start', time: Date.now(), port: listening.port })
+  // The profile's slice, on the epoch clock every probe shares: a probe that joins late profiles what is left of it.
+  const slice = options.profileSlice ?? null
+  const now = Date.now()
+  loadState.profile = slice === null ? undefined : { from: now + slice.from * 1000, to: now + (slice.from + slice.seconds) * 1000 }
+  channel.broadcast({ type: 'load-start', time: now, port: listening.port, profile: loadState.profile })
   await acks.all(3000)
   const windowStart = Date.now()
   const hostStart = hostNow()
@@ -132,7 +138,7 @@ export async function recordRun (options) {
     exit: { code: exit.code, signal: exit.signal, crashed: !exit.stoppedByUs },
     aborted: Boolean(options.signal?.aborted),
     stderr: target.tail(),
-    probe: { interval: options.interval, profileInterval: options.profileInterval, heapInterval: options.heapInterval },
+    probe: { interval: options.interval, profileInterval: options.profileInterval, heapInterval: options.heapInterval, profileSlice: options.profileSlice ?? null },
     ...phases,
     host: hostUse
   }

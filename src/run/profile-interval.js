@@ -20,3 +20,30 @@ export function profileIntervalFor (seconds) {
   const s = seconds !== undefined && Number.isFinite(seconds) && seconds > 0 ? seconds : UNKNOWN_SECONDS
   return Math.min(MAX_US, Math.max(MIN_US, Math.round((s * 1e6) / SAMPLES / 100) * 100))
 }
+
+/** The shortest slice worth taking: a second or two of a load still holds its warm-up (compiling, cold caches). */
+const MIN_SLICE_SECONDS = 3
+/** The slice of a load whose length is not known ahead: its first seconds, which every load has. */
+const UNKNOWN_SLICE_SECONDS = 4
+
+/**
+ * Which part of doctor's load window its CPU profiler runs in. While V8's profiler is on, every call from JavaScript
+ * into Node's native code takes a slower path (V8 records each native callback for the profiler): the server pays per
+ * request, whatever the sampling rate (docs/diagnosis.md). The culprits need about 1,000 samples of the load's steady
+ * state, not all of it: the middle third of the window, at least 3 s, holds them, and the load's start (warm-up) and
+ * end stay out of it. A window of 4.5 s or less is profiled whole. A load whose end is not known ahead (--on-port,
+ * --amount) is profiled for its first 4 s: a slice any later could begin after a short load has ended.
+ * @param {number | undefined} seconds the load window's planned length, when known
+ * @param {number} [warmup] seconds of it before the measurement begins
+ * @returns {{ from: number, seconds: number } | null} seconds from the window's start; null: the whole window
+ */
+export function profileSliceFor (seconds, warmup = 0) {
+  if (seconds === undefined || !Number.isFinite(seconds) || seconds <= 0) return { from: 0, seconds: UNKNOWN_SLICE_SECONDS }
+  const measured = Math.max(0, seconds - warmup)
+  const length = Math.max(MIN_SLICE_SECONDS, measured / 3)
+  if (length * 1.5 >= measured) return null
+  return { from: round3(warmup + (measured - length) / 2), seconds: round3(length) }
+}
+
+/** @param {number} x */
+const round3 = (x) => Math.round(x * 1000) / 1000

@@ -247,7 +247,7 @@ function runSection (d, data) {
     ['machine', machine(host)],
     ['started', new Date(data.run.startedAt).toISOString()],
     ['load window', `${((d.run.window.end - d.run.window.start) / 1000).toFixed(2)} s`],
-    ['probe', `sampled every ${data.run.probe?.interval ?? 10} ms; CPU profile every ${data.run.probe?.profileInterval ?? 1000} µs${data.run.probe?.profileInterval === 0 ? ' (off)' : ''}`],
+    ['probe', `sampled every ${data.run.probe?.interval ?? 10} ms; CPU profile every ${data.run.probe?.profileInterval ?? 1000} µs${data.run.probe?.profileInterval === 0 ? ' (off)' : profiledPart(data.run.probe?.profileSlice)}`],
     ['target exit', exit.crashed ? `crashed (${exit.signal ?? `code ${exit.code}`})` : `stopped by hotpath (${exit.signal ?? `code ${exit.code}`})`],
     ['run directory', d.run.dir],
     ['hotpath', `${d.version}`]
@@ -268,4 +268,13 @@ function runSection (d, data) {
   <dl class="hr-facts">${facts.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('')}</dl>
   ${rows.length > 0 ? htmlTable(['pid', 'role', 'samples', 'ELU', 'CPU', 'delay p99', 'heap used', 'GC', 'requests'], rows, { numeric: [2, 3, 4, 5, 6, 7, 8], cls: 'hr-processes' }) : ''}
 </section>`
+}
+
+/**
+ * Which part of the load window the CPU profile covers, in words.
+ * @param {{ from: number, seconds: number } | null | undefined} slice
+ */
+function profiledPart (slice) {
+  if (!slice) return ', all the load window'
+  return `, from ${slice.from} s into the load window for ${slice.seconds} s`
 }
