@@ -69,6 +69,7 @@ const groups = args.paired === 'false' ? null : cpuGroups('hotpath-overhead')
 // Removed however the bench ends (a variant's error, Ctrl-C): an empty group left behind is clutter in /sys/fs/cgroup.
 process.on('exit', () => groups?.remove())
 process.once('SIGINT', () => process.exit(130))
+process.once('SIGTERM', () => process.exit(143))
 
 /**
  * Runs one variant and returns the requests/s its load got over its window, and — paired — the requests/s the
