@@ -14,7 +14,7 @@ const V2 = '/sys/fs/cgroup'
  * @property {string[]} paths the two groups' directories
  * @property {(group: number, command: string[]) => string[]} wrap the command, run inside group 0 or 1, or -1: back in
  *   the root group (a load generator started by a tool in a group, which must not share the group's weight)
- * @property {() => void} remove removes the groups (their processes must have exited)
+ * @property {() => void} remove removes the groups, and kills what is still in them first (a stopped bench's servers)
  */
 
 /**
@@ -42,7 +42,28 @@ export function cpuGroups (name) {
     // The shell joins the group, then becomes the command: every process and thread it starts is in the group.
     wrap: (group, command) => ['sh', '-c', `echo $$ > ${group < 0 ? root.dir : paths[group]}/cgroup.procs && exec "$@"`, 'sh', ...command],
     remove: () => {
-      for (const path of paths) { try { rmdirSync(path) } catch {} }
+      // What is still in a group is the bench's own (a server a stopped bench left running), and a group with tasks
+      // cannot be removed: they go first, and the group as soon as the kernel has them gone.
+      for (const path of paths) {
+        try {
+          for (const pid of readFileSync(join(path, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
+            try { process.kill(Number(pid), 'SIGKILL') } catch {}
+          }
+        } catch {}
+      }
+      const until = Date.now() + 2000
+      for (const path of paths) {
+        for (;;) {
+          try {
+            rmdirSync(path)
+            break
+          } catch (err) {
+            if (/** @type {NodeJS.ErrnoException} */ (err).code === 'ENOENT' || Date.now() > until) break
+            // remove() runs in 'exit' too, where nothing asynchronous runs: a synchronous wait of 20 ms
+            Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20)
+          }
+        }
+      }
     }
   }
 }
