@@ -52,9 +52,7 @@ export async function recordFromFlags (values, command, io, probe) {
   const attach = attachFromFlags(values, command)
   // The load's length is known ahead when hotpath makes it for a duration (not --on-port, not --amount).
   const known = str('on-port') === undefined && plan.amount === 0
-  const profileSlice = probe.profileSlice && probe.profileInterval !== 0
-    ? known ? profileSliceFor(plan.duration + plan.warmup, plan.warmup) : profileSliceFor(undefined)
-    : null
+  const profileSlice = probe.profileSlice && probe.profileInterval !== 0 ? profileSliceFor(known ? plan.duration + plan.warmup : undefined, plan.warmup) : null
   const record = await recordRun({
     command,
     attach,

@@ -1,7 +1,7 @@
 // The profiles of one load window in one thread: a CPU profile (of all the window, or of the slice hotpath asks for)
 // and, on the main thread, V8's GC trace events; written to the run directory when the load stops, or at once when the
-// process exits during it. The heap is
-// sampled after the window, in phases of its own (src/run/memory-phases.js), where its cost moves no figure.
+// process exits during it. The heap is sampled after the window, in phases of its own (src/run/memory-phases.js), where
+// its cost moves no figure.
 
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -20,11 +20,13 @@ export class LoadProfiles {
   gcTrace = null
   /** @type {number | null} ms of GC pauses in the last load window, from the trace (main thread only) */
   gcMs = null
-  /** @type {NodeJS.Timeout | null | undefined} starts or ends the CPU profile's slice; undefined once the load stopped */
+  /** whether the load window is open: a slice's profiler starts only then */
+  active = false
+  /** @type {NodeJS.Timeout | null} starts or ends the CPU profile's slice */
   sliceTimer = null
   /** @type {Promise<object | null> | null} the CPU profile of a slice that ended, until it is written */
   ended = null
-  /** @type {object | null} the same, once it arrived */
+  /** @type {object | null} the same, once it arrived (what an exit writes, synchronously) */
   endedProfile = null
 
   /**
@@ -44,19 +46,21 @@ export class LoadProfiles {
    *   src/run/profile-interval.js for why); null: from now until the load stops
    */
   async start (slice = null) {
-    this.sliceTimer = null
+    this.active = true
     if (isMainThread && this.options.runtime !== false) this.gcTrace = await startGcTrace().catch(() => null)
     if (!(this.options.profileInterval > 0)) return
-    if (slice === null) return await this.startCpu()
+    // A worker thread busy from its first task may not return to its event loop, where the slice's timers run, before
+    // the load ends (Node 24 drains a worker's messages without returning while more keep coming): all the window.
+    if (slice === null || !isMainThread) return await this.startCpu()
     const now = Date.now()
-    // A thread that joins after the slice (a worker made late in the load) has nothing to profile.
+    // A thread that joins after the slice (a cluster worker forked late in the load) has nothing to profile.
     if (now >= slice.to) return
     const begin = () => {
       this.sliceTimer = null
       this.startCpu().then(() => {
-        // The load stopped while the profiler started: it must not run on.
-        if (this.sliceTimer === undefined) this.endCpu()
         if (this.cpu === null) return
+        // The load stopped while the profiler started: it must not run on.
+        if (!this.active) return this.endCpu()
         this.sliceTimer = setTimeout(() => {
           this.sliceTimer = null
           this.endCpu()
@@ -83,7 +87,14 @@ export class LoadProfiles {
     if (cpu === null) return
     this.cpu = null
     this.sampler.threadTime = false
-    this.ended = cpu.stop().then((profile) => { this.endedProfile = profile }, () => {}).then(() => this.endedProfile)
+    this.ended = cpu.stop().then((profile) => (this.endedProfile = profile), () => null)
+  }
+
+  /** The window closed: no slice starts or ends by its timer any more. */
+  endSlice () {
+    this.active = false
+    if (this.sliceTimer !== null) clearTimeout(this.sliceTimer)
+    this.sliceTimer = null
   }
 
   /**
@@ -91,8 +102,7 @@ export class LoadProfiles {
    * @param {EventLog} log
    */
   async stop (log) {
-    if (this.sliceTimer) clearTimeout(this.sliceTimer)
-    this.sliceTimer = undefined
+    this.endSlice()
     if (this.gcTrace) {
       const trace = await this.gcTrace.stop().catch(() => null)
       this.gcTrace = null
@@ -120,13 +130,19 @@ export class LoadProfiles {
    * @param {EventLog} log
    */
   stopSync (log) {
-    if (this.sliceTimer) clearTimeout(this.sliceTimer)
-    this.sliceTimer = undefined
+    this.endSlice()
     // A slice that ended before the exit left its profile; one still running is stopped now.
     const cpu = this.cpu?.stopSync?.() ?? this.endedProfile
     this.cpu = null
     this.endedProfile = null
-    if (cpu) log.write({ type: 'profiles', time: Date.now(), cpu: this.writeJson(`cpu-${this.name}.cpuprofile`, cpu) })
+    if (!cpu) return
+    // What the thread recorded is flushed before the profile is written: a worker thread ended by its process's exit
+    // can be cut off at any point of its own exit, and writing a profile takes a while. If the file is then left
+    // short, the analysis says so.
+    const name = `cpu-${this.name}.cpuprofile`
+    log.write({ type: 'profiles', time: Date.now(), cpu: name })
+    log.flush()
+    this.writeJson(name, cpu)
   }
 
   /**

@@ -298,8 +298,8 @@ export class Probe {
    * @param {boolean} [late] the load was on when this thread began (a worker a lazy pool made for it): its heap is not
    *   settled first — a full GC in the middle of the load would move what the load measures, and the heap the thread
    *   began with is no baseline for the load's
-   * @param {{ from: number, to: number } | null} [slice] epoch ms between which the CPU profiler runs; null: all the
-   *   window
+   * @param {{ from: number, to: number } | null} [slice] epoch ms between which the CPU profiler runs (main threads);
+   *   null: all the window
    */
   async loadStart (late = false, slice = null) {
     if (this.loading) return
@@ -318,10 +318,7 @@ export class Probe {
     if (!late) await this.settleHeap('start')
     this.loadStartedAt = Date.now()
     this.log.write({ type: 'load-start', time: this.loadStartedAt, monotonic })
-    // A worker thread busy from its first task may not return to its event loop, where the slice's timers run, before
-    // the load ends (Node 24 drains a worker's messages without returning while more keep coming): it is profiled
-    // over all the window, as before slices.
-    await this.profiles.start(isMainThread ? slice : null)
+    await this.profiles.start(slice)
     this.options.channel.send({ type: 'started', pid: process.pid, threadId: this.tid })
   }
 
