@@ -16,6 +16,7 @@ import { EnvWatcher } from '../sampling/env-reads.js'
 import { RequestTracker } from './requests.js'
 import { EventLog } from './event-log.js'
 import { LoadProfiles } from './load-profiles.js'
+import { ThreadWindows } from './thread-windows.js'
 import { heapAfterFullGc } from '../profile/capture.js'
 
 /** A sample's GC tally when its thread's observer saw none. */
@@ -117,6 +118,10 @@ export class Probe {
     /** @type {{ start?: number, end?: number }} bytes of heap after the full collections around the load */
     this.settled = {}
     this.profiles = new LoadProfiles(options, this.name, this.sampler)
+    /** @type {Promise<object> | null} the window's closing, once it began: what the 'stopped' ack carries */
+    this.closing = null
+    // A worker thread's window is closed by its main thread too, which waits for it (see thread-windows.js).
+    this.threads = new ThreadWindows(() => { if (this.loading) this.closing = this.closeWindow() })
     /** @type {NodeJS.Timeout | null} */
     this.flushTimer = null
     this.lastListeners = ''
@@ -284,7 +289,8 @@ export class Probe {
         const port = Number(/** @type {any} */ (command).port)
         this.loadedPort = Number.isInteger(port) && port > 0 ? port : null
         await this.loadStart(command.type === 'state', sliceOf(/** @type {any} */ (command).profile))
-      } else if (command.type === 'load-stop') {
+      } else if (command.type === 'load-stop' || (command.type === 'state' && this.loading)) {
+        // A probe that opened its window from the environment and connects after the load stopped hears 'state' only.
         await this.loadStop()
       } else if (command.type === 'heap-snapshot') {
         await (await import('./heap-snapshot.js')).onHeapSnapshotCommand(command, this.options, this.name)
@@ -304,6 +310,8 @@ export class Probe {
   async loadStart (late = false, slice = null) {
     if (this.loading) return
     this.loading = true
+    this.closing = null
+    this.threads.opened()
     // Pools are made at start-up: watching constructions any longer would cost every emitter of the load a call.
     this.pools.stop()
     // Settings are read at start-up too, or by a client made for the first requests: a read through the watched
@@ -330,11 +338,19 @@ export class Probe {
   }
 
   async loadStop () {
-    if (!this.loading) {
-      this.options.channel.send({ type: 'stopped', pid: process.pid, threadId: this.tid })
-      return
-    }
+    if (this.loading) this.closing = this.closeWindow()
+    const ack = this.closing === null ? {} : await this.closing
+    this.options.channel.send({ type: 'stopped', pid: process.pid, threadId: this.tid, ...ack })
+  }
+
+  /**
+   * Closes the load window: its profiles are written and its events flushed when the promise settles, with those of
+   * the main thread's worker threads.
+   * @returns {Promise<object>} what the thread's 'stopped' ack carries
+   */
+  async closeWindow () {
     this.loading = false
+    const threads = this.threads.close()
     this.disarmWaits()
     this.stopEnv()
     const stoppedAt = Date.now()
@@ -344,10 +360,12 @@ export class Probe {
     await this.profiles.stop(this.log)
     await this.settleHeap('end')
     this.flush()
+    await threads
+    this.threads.closed()
     // What the load left alive and the GC time it cost, for hotpath to decide at once whether to look at what keeps
     // it (doctor's retainers) and who allocates (its allocation phase).
     const gc = this.profiles.gcMs === null ? {} : { gcMs: this.profiles.gcMs, windowMs: stoppedAt - this.loadStartedAt }
-    this.options.channel.send({ type: 'stopped', pid: process.pid, threadId: this.tid, settled: this.settled, ...gc })
+    return { settled: this.settled, ...gc }
   }
 
   /**
@@ -372,6 +390,7 @@ export class Probe {
     this.loading = false
     this.log.write({ type: 'load-stop', time: Date.now(), exited: true })
     this.profiles.stopSync(this.log)
+    this.threads.closed()
   }
 
   /** Last words: called on exit (and on SIGINT/SIGTERM before the default action). Synchronous. */
