@@ -77,6 +77,20 @@ test('a worker thread made after the load began is profiled too, and its code is
   assert.ok(crunch.threads.length === 1 && crunch.threads[0].threadId !== 0, JSON.stringify(crunch.threads))
 })
 
+// The worker never turns its event loop during the load, so hotpath does not know it when the load stops: its process's
+// main thread waits for its profile before it says it has stopped, and hotpath stops the target only then.
+test('a worker thread that cannot hear hotpath before the load ends still has its profile written, and its code is blamed', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-culprits-'))
+  const json = join(dir, 'diagnosis.json')
+  const r = await hotpath(['doctor', '-d', '2', '--no-progress', '--save', join(dir, 'run'), '--json', json, '--', process.execPath, 'test/fixtures/servers/blocked-worker.js'], { timeout: 90000 })
+  assert.equal(r.code, 0, r.stderr)
+  const d = JSON.parse(await readFile(json, 'utf8'))
+  const crunch = d.culprits.find((/** @type {any} */ c) => c.file === 'test/fixtures/servers/blocked-worker.js' && c.function === 'crunch')
+  assert.ok(crunch, JSON.stringify(d.culprits))
+  assert.equal(crunch.line, await lineOf('test/fixtures/servers/blocked-worker.js', 'x += Math.sqrt(i)'))
+  assert.ok(crunch.threads.length === 1 && crunch.threads[0].threadId !== 0, JSON.stringify(crunch.threads))
+})
+
 test('worker threads: the busy pool is blamed on the worker\'s own code, with its threads; the main thread\'s culprits stay', async () => {
   const { d, out, html } = await doctor('worker-threads')
   assert.equal(d.category, 'healthy')
