@@ -50,7 +50,7 @@ export class LoadProfiles {
     if (isMainThread && this.options.runtime !== false) this.gcTrace = await startGcTrace().catch(() => null)
     if (!(this.options.profileInterval > 0)) return
     // A worker thread busy from its first task may not return to its event loop, where the slice's timers run, before
-    // the load ends (Node 24 drains a worker's messages without returning while more keep coming): all the window.
+    // the load ends (Node handles a port's queued messages in a batch, and the load keeps queueing more): all the window.
     if (slice === null || !isMainThread) return await this.startCpu()
     const now = Date.now()
     // A thread that joins after the slice (a cluster worker forked late in the load) has nothing to profile.

@@ -42,8 +42,8 @@ if (path) {
       const commands = early ?? []
       early = null
       // A worker thread made during the load (a lazy pool's) learns so from the environment it was given: one that is
-      // busy from its first message may not read its channel before the load ends (Node 24 drains a worker's
-      // messages without returning to its event loop while more keep coming).
+      // busy from its first message may not read its channel before the load ends (Node handles a port's queued messages
+      // in a batch, and the load keeps queueing more).
       const loading = process.env[LOADING]
       if (!isMainThread && loading !== undefined && !commands.some(c => c?.type === 'load-stop')) {
         p.onCommand(/** @type {any} */ ({ type: 'state', loading: true, port: Number(loading) }))

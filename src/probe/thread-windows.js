@@ -1,7 +1,7 @@
 // The load window across the threads of one process. A worker thread busy from its first task can read hotpath's
 // channel only after the load ends, or not connect to it before then at all: hotpath, told by every probe it knew that
 // the window had closed, stopped the target while that worker was still writing its profile — the pool's hot code was
-// lost (Node 24 drains a worker's messages without returning to its event loop while more keep coming). So the main
+// lost (Node handles a port's queued messages in a batch, and the load keeps queueing more). So the main
 // thread closes the window of its worker threads itself, and says its own is closed only once theirs are. The threads
 // of a process speak over a BroadcastChannel, which needs no connection and is there from a thread's first line.
 import process from 'node:process'
