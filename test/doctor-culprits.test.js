@@ -91,6 +91,23 @@ test('a worker thread that cannot hear hotpath before the load ends still has it
   assert.ok(crunch.threads.length === 1 && crunch.threads[0].threadId !== 0, JSON.stringify(crunch.threads))
 })
 
+// A worker that never returns to its event loop cannot write its profile: its CPU is in the process's figures and in no
+// culprit, so the run says so and does not exit 0.
+test('a worker thread that never returns to its event loop: the run says its profile was not written, and exits 2', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-culprits-'))
+  const json = join(dir, 'diagnosis.json')
+  const r = await hotpath(['doctor', '-d', '2', '--no-progress', '--save', join(dir, 'run'), '--json', json, '--', process.execPath, 'test/fixtures/servers/endless-worker.js'], { timeout: 90000 })
+  assert.equal(r.code, 2, r.stderr)
+  const d = JSON.parse(await readFile(json, 'utf8'))
+  const w = d.warnings.find((/** @type {any} */ w) => w.kind === 'cpu' && w.threadId !== 0)
+  assert.ok(w, JSON.stringify(d.warnings))
+  assert.equal(w.notWritten, true)
+  assert.equal(w.affects, 'culprits')
+  assert.match(w.message, /was not written: the thread did not return to its event loop within 5 s of the load's end: no CPU culprits from it/)
+  assert.match(r.stdout, /^hotpath doctor: .* — culprits incomplete: a thread's profile was not written$/m)
+  assert.match(r.stdout, /! The CPU profile of pid \d+ thread \d+ .*was not written/)
+})
+
 test('worker threads: the busy pool is blamed on the worker\'s own code, with its threads; the main thread\'s culprits stay', async () => {
   const { d, out, html } = await doctor('worker-threads')
   assert.equal(d.category, 'healthy')

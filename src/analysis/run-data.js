@@ -26,6 +26,8 @@ import { checkedProfile } from './run-profile-check.js'
  * @property {{ cpu?: string, heapAllocations?: string, heapRetained?: string }} profiles file names in the run directory:
  *   the CPU profile of the load window, and heap samples of every allocation (first part) and of survivors (the rest)
  * @property {boolean} exited the probe saw the thread exit
+ * @property {{ threads: number[], waitedMs: number }} [unclosed] a main thread's: its worker threads that had not
+ *   closed their load window (written their profiles) when it stopped waiting for them
  * @property {number} [exitedAt] when, epoch ms
  * @property {import('./profile-utilization.js').Clock | null} clock both clocks when the load began, to place the CPU
  *   profile among the samples
@@ -73,6 +75,7 @@ import { checkedProfile } from './run-profile-check.js'
  * @property {string} problem what is wrong with it, in words (`not JSON at byte 18,342`), or why it was not taken
  * @property {number} [lines] for an event log: how many of its lines are lost
  * @property {true} [notTaken] a heap phase after the window stopped short and never wrote it (`problem` says why)
+ * @property {true} [unwritten] the probe never wrote it (`problem` says why)
  */
 
 /**
@@ -113,6 +116,7 @@ export function readRun (dir) {
   const data = { dir: abs, run, threads, damage, profiles: new Map(), retainers: readRetainers(abs) }
   addPhaseProfiles(data)
   for (const t of threads) checkProfiles(data, t, names)
+  for (const t of threads) addUnwrittenProfiles(data, t)
   // libuv misreads utilisation while the CPU profiler runs; the profile itself knows (see profile-utilization.js)
   for (const t of threads) {
     if (t.clock !== null && t.profiles.cpu) correctUtilization(t.samples, readRunProfile(data, t.profiles.cpu), t.clock)
@@ -186,6 +190,30 @@ function checkProfiles (data, t, names) {
     }
     data.damage.push({ file: join(data.dir, name), kind, pid: t.pid, threadId: t.threadId, problem })
     delete t.profiles[kind]
+  }
+}
+
+/**
+ * A worker thread that had not closed its load window when its main thread stopped waiting (it never returned to its
+ * event loop: a long synchronous job) wrote no CPU profile: its CPU is in the process's figures and nowhere in the
+ * culprits, which must say so.
+ * @param {RunData} data
+ * @param {ThreadRecord} main
+ */
+function addUnwrittenProfiles (data, main) {
+  for (const threadId of main.unclosed?.threads ?? []) {
+    const t = data.threads.find(x => x.pid === main.pid && x.threadId === threadId)
+    if (t?.profiles.cpu !== undefined) continue
+    if (data.damage.some(d => d.kind === 'cpu' && d.pid === main.pid && d.threadId === threadId)) continue
+    const seconds = Math.round((main.unclosed?.waitedMs ?? 0) / 100) / 10
+    data.damage.push({
+      file: join(data.dir, PROFILE_FILES.cpu.replace('{}', `${main.pid}-${threadId}`)),
+      kind: 'cpu',
+      pid: main.pid,
+      threadId,
+      problem: `the thread did not return to its event loop within ${seconds} s of the load's end`,
+      unwritten: true
+    })
   }
 }
 

@@ -89,6 +89,10 @@ export function readThread (file, damage) {
           if (typeof e.heapUsed === 'number') t.settled[/** @type {'start' | 'end'} */ (e.phase)] = e.heapUsed
         }
         break
+      case 'threads-unclosed':
+        // The main thread gave up waiting for these worker threads to write their profiles (thread-windows.js).
+        if (Array.isArray(e.threads)) t.unclosed = { threads: e.threads.filter(Number.isInteger), waitedMs: Number(e.waitedMs) || 0 }
+        break
       case 'exit':
         t.exited = true
         if (typeof e.time === 'number') t.exitedAt = e.time

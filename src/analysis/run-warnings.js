@@ -7,6 +7,7 @@
  * @property {import('./run-data.js').RunDamage['kind']} kind what it held: `events` (the probe's event log), `cpu`
  *   (the CPU profile), `heapAllocations` or `heapRetained` (heap samples), `retainers` (what the heap snapshots found)
  * @property {boolean} notTaken the heap phase after the window that takes it stopped short: `problem` says why
+ * @property {boolean} notWritten the probe never wrote it: `problem` says why
  * @property {number} pid
  * @property {number} threadId
  * @property {string} problem what is wrong with the file
@@ -40,7 +41,7 @@ export function runWarnings (data, category) {
   return data.damage.map(d => {
     const t = data.threads.find(x => x.pid === d.pid && x.threadId === d.threadId)
     const { loss, affects } = lossOf(d, t, category)
-    return { file: d.file, kind: d.kind, pid: d.pid, threadId: d.threadId, problem: d.problem, notTaken: d.notTaken === true, affects, loss }
+    return { file: d.file, kind: d.kind, pid: d.pid, threadId: d.threadId, problem: d.problem, notTaken: d.notTaken === true, notWritten: d.unwritten === true, affects, loss }
   })
 }
 

@@ -108,7 +108,7 @@ function measured (facts, experiments) {
 
 /**
  * 0 only when the run measured what was asked: 4 when the target failed, 3 when the load did, 130 when interrupted
- * (143 by SIGTERM), 2 when files of the run are damaged and the verdict or its culprits rest on less than was recorded (an input file
+ * (143 by SIGTERM), 2 when files of the run are damaged or unwritten and the verdict or its culprits rest on less than was recorded (an input file
  * that is invalid, which one said first), else what --fail-on-problem says.
  * @param {import('../report/words/diagnosis.js').Diagnosis} diagnosis
  * @param {number} code

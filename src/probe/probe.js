@@ -16,7 +16,7 @@ import { EnvWatcher } from '../sampling/env-reads.js'
 import { RequestTracker } from './requests.js'
 import { EventLog } from './event-log.js'
 import { LoadProfiles } from './load-profiles.js'
-import { ThreadWindows } from './thread-windows.js'
+import { ThreadWindows, WAIT_MS } from './thread-windows.js'
 import { heapAfterFullGc } from '../profile/capture.js'
 
 /** A sample's GC tally when its thread's observer saw none. */
@@ -360,7 +360,12 @@ export class Probe {
     await this.profiles.stop(this.log)
     await this.settleHeap('end')
     this.flush()
-    await threads
+    const unclosed = await threads
+    if (unclosed.length > 0) {
+      // Their profiles will not be written: the analysis says so rather than leave their CPU unexplained.
+      this.log.write({ type: 'threads-unclosed', time: Date.now(), threads: unclosed, waitedMs: WAIT_MS })
+      this.log.flush()
+    }
     this.threads.closed()
     // What the load left alive and the GC time it cost, for hotpath to decide at once whether to look at what keeps
     // it (doctor's retainers) and who allocates (its allocation phase).

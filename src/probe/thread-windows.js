@@ -12,7 +12,7 @@ const NAME = 'hotpath:load-window'
  * ms the main thread waits for its worker threads to close their windows: a worker works off what the load queued for
  * it first (a thousand tasks of a few ms), and one that never returns to its event loop must not hold the run up.
  */
-const WAIT_MS = 5000
+export const WAIT_MS = 5000
 
 /**
  * @typedef {{ type: 'open' | 'closed', threadId: number } | { type: 'close' }} WindowMessage
@@ -82,19 +82,21 @@ export class ThreadWindows {
 
   /**
    * The main thread tells its worker threads the window closed; the promise settles when each of them has closed its
-   * own (profiles written), or has ended, or after WAIT_MS. In a worker thread, nothing to wait for.
-   * @returns {Promise<void>}
+   * own (profiles written), or has ended, or after WAIT_MS — with the threads still open then, whose profiles are not
+   * written. In a worker thread, nothing to wait for.
+   * @returns {Promise<number[]>}
    */
   close () {
-    if (!isMainThread) return Promise.resolve()
+    if (!isMainThread) return Promise.resolve([])
     this.closing = true
     this.post({ type: 'close' })
     return new Promise((resolve) => {
       const timer = setTimeout(done, WAIT_MS)
       timer.unref()
+      const open = this.open
       function done () {
         clearTimeout(timer)
-        resolve()
+        resolve([...open])
       }
       this.settled = () => {
         this.settled = null

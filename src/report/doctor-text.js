@@ -97,8 +97,10 @@ export function formatDiagnosis (diagnosis, opts = {}) {
  */
 export function damageNote (d) {
   const affects = new Set((d.warnings ?? []).map(w => w.affects))
-  if (affects.has('verdict')) return ' — unreliable: files of the run are damaged'
-  if (affects.has('culprits')) return ' — culprits incomplete: files of the run are damaged'
+  // A profile the probe could not write (a thread that never came back to its loop) is missing, not damaged.
+  const why = (d.warnings ?? []).every(w => w.affects === 'nothing' || w.notWritten) ? 'a thread\'s profile was not written' : 'files of the run are damaged'
+  if (affects.has('verdict')) return ` — unreliable: ${why}`
+  if (affects.has('culprits')) return ` — culprits incomplete: ${why}`
   return ''
 }
 

@@ -20,7 +20,7 @@ export function wordWarning (w) {
   const who = `pid ${w.pid}${w.threadId ? ` thread ${w.threadId}` : ''}`
   const state = w.notTaken
     ? `were not taken: the phase after the load window stopped short (${w.problem})`
-    : w.problem === 'missing' ? 'is missing' : `is corrupt (${w.problem})`
+    : w.notWritten ? `was not written: ${w.problem}` : w.problem === 'missing' ? 'is missing' : `is corrupt (${w.problem})`
   return {
     file: w.file,
     kind: w.kind,
@@ -28,6 +28,7 @@ export function wordWarning (w) {
     threadId: w.threadId,
     problem: w.problem,
     notTaken: w.notTaken,
+    notWritten: w.notWritten,
     cost,
     affects: w.affects,
     // A phase that stopped short wrote no file: naming run.json would send the reader to the wrong place.
