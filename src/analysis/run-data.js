@@ -75,7 +75,7 @@ import { checkedProfile } from './run-profile-check.js'
  * @property {string} problem what is wrong with it, in words (`not JSON at byte 18,342`), or why it was not taken
  * @property {number} [lines] for an event log: how many of its lines are lost
  * @property {true} [notTaken] a heap phase after the window stopped short and never wrote it (`problem` says why)
- * @property {true} [unwritten] the probe never wrote it (`problem` says why)
+ * @property {true} [notWritten] the probe never wrote it (`problem` says why)
  */
 
 /**
@@ -212,7 +212,7 @@ function addUnwrittenProfiles (data, main) {
       pid: main.pid,
       threadId,
       problem: `the thread did not return to its event loop within ${seconds} s of the load's end`,
-      unwritten: true
+      notWritten: true
     })
   }
 }

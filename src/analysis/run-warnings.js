@@ -41,7 +41,7 @@ export function runWarnings (data, category) {
   return data.damage.map(d => {
     const t = data.threads.find(x => x.pid === d.pid && x.threadId === d.threadId)
     const { loss, affects } = lossOf(d, t, category)
-    return { file: d.file, kind: d.kind, pid: d.pid, threadId: d.threadId, problem: d.problem, notTaken: d.notTaken === true, notWritten: d.unwritten === true, affects, loss }
+    return { file: d.file, kind: d.kind, pid: d.pid, threadId: d.threadId, problem: d.problem, notTaken: d.notTaken === true, notWritten: d.notWritten === true, affects, loss }
   })
 }
 

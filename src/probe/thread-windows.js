@@ -91,18 +91,15 @@ export class ThreadWindows {
     this.closing = true
     this.post({ type: 'close' })
     return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer)
+        this.settled = null
+        resolve([...this.open])
+      }
       const timer = setTimeout(done, WAIT_MS)
       timer.unref()
-      const open = this.open
-      function done () {
-        clearTimeout(timer)
-        resolve([...open])
-      }
-      this.settled = () => {
-        this.settled = null
-        done()
-      }
-      if (this.open.size === 0) this.settled()
+      this.settled = done
+      if (this.open.size === 0) done()
     })
   }
 
