@@ -280,13 +280,24 @@ test('helpers: a call the owner\'s source does not make goes to the inlined func
   assert.equal(ctx.frameOf(m.helper).label, "get('/visits') callback", 'the handler dispatch runs')
   assert.deepEqual(helperCalls(ctx, dispatch, source, frameNamed(model, 'createContext'), 1000), [], 'dispatch\'s own call')
 
+  const createContext = frameNamed(model, 'createContext')
+  // Two stacks of dispatch: on the first, 4000 bytes of its own beside a call an inlined helper makes (3000) and one
+  // of its own (1000); on the second (another path through it), 2000 bytes of its own and no helper's call.
   /** @type {import('../src/profile/culprits/charge.js').Owner} */
-  const owner = { charged: 8000, own: 4000, lines: new Map(), calls: new Map([[repeat, 3000]]), threads: new Map() }
+  const owner = {
+    charged: 10000,
+    own: 6000,
+    lines: new Map(),
+    calls: new Map([[repeat, 3000], [createContext, 1000]]),
+    paths: new Map([[1, { own: 4000, calls: new Map([[repeat, 3000], [createContext, 1000]]) }], [2, { own: 2000, calls: new Map() }]]),
+    threads: new Map()
+  }
   /** @type {Map<number, import('../src/profile/culprits/resolved.js').Resolved>} */
   const recovered = new Map()
-  // dispatch's own 4000 bytes split like its calls: 3000 moved against 1000 explained by its own source
-  const kept = shareWithHelpers(dispatch, owner, moved, 1000, ctx, recovered)
-  assert.equal(kept, 8000 - 3000 - 3000)
+  // the first stack's own 4000 bytes split like its calls: 3000 moved against 1000 explained by dispatch's source;
+  // the second stack keeps its own: nothing shows the helper ran there
+  const kept = shareWithHelpers(dispatch, owner, moved, ctx, recovered)
+  assert.equal(kept, 10000 - 3000 - 3000)
   const helper = recovered.get(m.helper)
   assert.ok(helper)
   assert.equal(helper.charged, 6000)

@@ -12,7 +12,17 @@ const OWNER_KINDS = /** @type {const} */ (['app', 'dependency', 'node'])
  * @property {number} own what the samples in the owner itself took
  * @property {Map<number, number>} lines
  * @property {Map<number, number>} calls the owner's callee frame on the way → value
+ * @property {Map<number, OwnerPath>} paths by the owner's node: what was charged to it on each stack it was on
  * @property {Map<number, number>} threads
+ */
+
+/**
+ * What one stack of an owner took: its own samples, and its calls. A stack is one path through the code (an async
+ * function's start and each of its resumptions are different stacks), so what its calls show of the code that ran
+ * holds for the samples on it, not for those on the owner's other stacks.
+ * @typedef {object} OwnerPath
+ * @property {number} own
+ * @property {Map<number, number>} calls callee frame → value
  */
 
 /**
@@ -85,15 +95,19 @@ export function chargeOwners (model, near, via, threadOf, redirect) {
     const v = moved ? moved.via : via[k][i]
     const ownerFrame = nodes[ownerNode].frame
     let o = owners.get(ownerFrame)
-    if (!o) owners.set(ownerFrame, o = { charged: 0, own: 0, lines: new Map(), calls: new Map(), threads: new Map() })
+    if (!o) owners.set(ownerFrame, o = { charged: 0, own: 0, lines: new Map(), calls: new Map(), paths: new Map(), threads: new Map() })
+    let path = o.paths.get(ownerNode)
+    if (!path) o.paths.set(ownerNode, path = { own: 0, calls: new Map() })
     o.charged += node.self
     if (threadOf && threadOf[i] !== -1) o.threads.set(threadOf[i], (o.threads.get(threadOf[i]) ?? 0) + node.self)
     if (v === -1) {
       o.own += node.self
+      path.own += node.self
       for (const [line, value] of node.lines) o.lines.set(line, (o.lines.get(line) ?? 0) + value)
     } else {
       const callee = nodes[v].frame
       o.calls.set(callee, (o.calls.get(callee) ?? 0) + node.self)
+      path.calls.set(callee, (path.calls.get(callee) ?? 0) + node.self)
     }
   }
   return owners

@@ -43,22 +43,18 @@ export function helperCalls (ctx, f, fn, callee, value) {
  * @param {number} f the owner's frame
  * @param {import('./charge.js').Owner} o
  * @param {HelperCall[]} moved
- * @param {number} ownCalls the value of the owner's calls its own source explains
  * @param {import('./context.js').CulpritContext} ctx
  * @param {Map<number, import('./resolved.js').Resolved>} recovered by helper frame, added to
  * @returns {number} what stays charged to the owner
  */
-export function shareWithHelpers (f, o, moved, ownCalls, ctx, recovered) {
+export function shareWithHelpers (f, o, moved, ctx, recovered) {
   const frame = ctx.model.frames[f]
   const { mapper } = ctx
   let charged = o.charged
-  // What the frame allocated itself cannot be told apart by line: it is shared out like the calls whose place in
-  // the source is known, between the function's own code and the functions inlined into it.
-  const inHelpers = moved.reduce((sum, m) => sum + m.value, 0)
-  const ownMoved = o.own * inHelpers / (inHelpers + ownCalls)
+  const ownShares = ownAllocationShares(o, moved)
   const hopLine = originalLine(frame, moved[0].hop.line, mapper)
-  for (const m of moved) {
-    const value = m.value + ownMoved * m.value / inHelpers
+  moved.forEach((m, i) => {
+    const value = m.value + ownShares[i]
     charged -= value
     let r = recovered.get(m.helper)
     if (!r) recovered.set(m.helper, r = emptyResolved())
@@ -73,6 +69,36 @@ export function shareWithHelpers (f, o, moved, ownCalls, ctx, recovered) {
     const into = r.inlinedInto.get(key)
     if (into) into.value += value
     else r.inlinedInto.set(key, { caller: f, via: m.hop.name, line: line ?? frame.line, value })
-  }
+  })
   return charged
+}
+
+/**
+ * What each helper gets of the owner's own allocations. What a frame allocated itself cannot be told apart by line:
+ * on each stack of the owner it is shared out like the calls on that stack whose maker is known, between the owner's
+ * own code and the helpers inlined into it. A stack on which no helper's call was seen keeps its own allocations: an
+ * async function whose start called an inlined helper's `setTimeout` did not run that helper in its resumptions.
+ * @param {import('./charge.js').Owner} o
+ * @param {HelperCall[]} moved
+ * @returns {number[]} indexed like `moved`
+ */
+function ownAllocationShares (o, moved) {
+  const shares = moved.map(() => 0)
+  // A callee found in several helpers is shared evenly among them (helperCalls): each helper's part of its value.
+  const part = moved.map(m => m.value / (o.calls.get(m.callee) || m.value))
+  const movedCallees = new Set(moved.map(m => m.callee))
+  for (const path of o.paths.values()) {
+    if (path.own <= 0) continue
+    let inHelpers = 0
+    let ownCalls = 0
+    for (const [callee, value] of path.calls) {
+      if (movedCallees.has(callee)) inHelpers += value
+      else ownCalls += value
+    }
+    if (inHelpers === 0) continue
+    moved.forEach((m, i) => {
+      shares[i] += path.own * (path.calls.get(m.callee) ?? 0) * part[i] / (inHelpers + ownCalls)
+    })
+  }
+  return shares
 }

@@ -45,7 +45,6 @@ function resolveOwner (f, o, ctx, recovered) {
   /** @type {Map<number, { value: number, callLine?: number }>} */
   const calls = new Map()
   const lines = new Map(o.lines)
-  let ownCalls = 0
   /** @type {import('./helpers.js').HelperCall[]} */
   const moved = []
   for (const [c, value] of o.calls) {
@@ -57,11 +56,10 @@ function resolveOwner (f, o, ctx, recovered) {
     }
     // A call no line of the source makes and no function it calls makes either comes from the function's own
     // syntax (for…of calls `values` and `next`): evidence of its own allocations, like the calls its lines make.
-    ownCalls += value
     calls.set(c, callLine === undefined ? { value } : { value, callLine })
     if (callLine !== undefined) lines.set(callLine, (lines.get(callLine) ?? 0) + value)
   }
-  const charged = moved.length > 0 ? shareWithHelpers(f, o, moved, ownCalls, ctx, recovered) : o.charged
+  const charged = moved.length > 0 ? shareWithHelpers(f, o, moved, ctx, recovered) : o.charged
   const threads = new Map()
   addThreads(threads, o.threads, charged / o.charged)
   return { ...emptyResolved(), charged, lines, calls, threads }
