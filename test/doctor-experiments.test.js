@@ -57,12 +57,24 @@ test('gc dominated by scavenges: the semi-space ladder is measured and the advic
       assertFigures(t)
       assert.ok(Number(t.value) > Number(e.current), `${t.value} > ${e.current}`)
     }
-    // A bigger young generation lets the objects held across the wait die young: fewer copies, more requests.
-    assert.equal(e.verdict, 'helps', e.summary)
+    // A bigger young generation lets the objects held across the wait die young: fewer copies, at every value tried.
+    for (const t of e.tried) assert.ok(t.gcShare.candidate < t.gcShare.baseline, `${t.value}: ${JSON.stringify(t.gcShare)}`)
+    // --analyse reports the experiments the run kept.
+    const again = await hotpath(['doctor', '--analyse', join(run.dir, 'run'), '--json', '-'])
+    assert.deepEqual(JSON.parse(again.stdout).experiments, d.experiments)
+    if (e.verdict !== 'helps') {
+      // Whether the requests gained beyond the phases' noise is the measurement's to say: on Node 24 a fresh process
+      // of this server serves a fifth more or less than the one before (437 to 548 req/s between baselines), and a
+      // gain of a fifth can read as none. Then the advice says what was measured and advises no value.
+      assert.equal(e.verdict, 'no-gain', e.summary)
+      assert.equal(e.chosen, null)
+      assert.match(e.summary, /no gain beyond noise/)
+      assert.ok(!d.recommendations.some((/** @type {string} */ r) => r.startsWith('Measured, --max-semi-space-size=')), d.recommendations.join('\n'))
+      return
+    }
     const chosen = e.tried.find((/** @type {any} */ t) => t.value === e.chosen)
     assert.equal(chosen.verdict, 'better')
     assert.ok(chosen.requestsPerSecond.candidate > chosen.requestsPerSecond.baseline)
-    assert.ok(chosen.gcShare.candidate < chosen.gcShare.baseline, JSON.stringify(chosen.gcShare))
     // The measured setting replaces the generic advice, first, with its figures and its cost in memory.
     assert.equal(d.facts.recommendations[0].kind, 'measured-setting')
     assert.match(d.recommendations[0], new RegExp(`^Measured, --max-semi-space-size=${e.chosen} \\(now ${e.current} MB\\): .* req/s against .*RSS .* (more|less)`))
@@ -71,9 +83,6 @@ test('gc dominated by scavenges: the semi-space ladder is measured and the advic
     const html = await readFile(join(run.dir, 'run', 'report.html'), 'utf8')
     assert.match(html, /id="experiments"/)
     assert.match(html, new RegExp(`use <code>--max-semi-space-size=${e.chosen}</code>`))
-    // --analyse reports the experiments the run kept.
-    const again = await hotpath(['doctor', '--analyse', join(run.dir, 'run'), '--json', '-'])
-    assert.deepEqual(JSON.parse(again.stdout).experiments, d.experiments)
   } finally {
     await rm(run.dir, { recursive: true, force: true })
   }
