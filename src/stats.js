@@ -35,6 +35,27 @@ export function welch (a, b) {
 }
 
 /**
+ * Student's two-sample t-test with the variances pooled: for few samples of one kind of noise (a fresh process's
+ * speed, whichever arm it serves), where Welch's would estimate each arm's spread from two or three values alone.
+ * Returns the two-sided p-value; NaN with fewer than three samples in all, or one side empty.
+ * @param {number[]} a
+ * @param {number[]} b
+ * @returns {{ t: number, df: number, p: number }}
+ */
+export function pooledT (a, b) {
+  const na = a.length
+  const nb = b.length
+  const df = na + nb - 2
+  if (na < 1 || nb < 1 || df < 1) return { t: NaN, df: NaN, p: NaN }
+  const squares = (/** @type {number[]} */ xs) => { const m = mean(xs); return xs.reduce((s, x) => s + (x - m) ** 2, 0) }
+  const se = Math.sqrt((squares(a) + squares(b)) / df * (1 / na + 1 / nb))
+  const diff = mean(b) - mean(a)
+  if (se === 0) return { t: diff === 0 ? 0 : Infinity, df, p: diff === 0 ? 1 : 0 }
+  const t = diff / se
+  return { t, df, p: studentTwoSided(t, df) }
+}
+
+/**
  * Two-sided tail probability of Student's t distribution: P(|T| > |t|) = I_{df/(df+t²)}(df/2, 1/2).
  * @param {number} t
  * @param {number} df

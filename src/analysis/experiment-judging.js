@@ -1,20 +1,25 @@
 // How doctor judges an experiment's phases: a candidate's against the baseline phases run around it (compare's noise
-// test on the phases' seconds pooled, and each candidate phase beyond both baselines beside it), when to stop going
-// up the ladder, and which value to recommend. What to try is experiments.js; docs/diagnosis.md says why.
+// test on the phases' seconds pooled, each candidate phase beyond both baselines beside it, and the phases' figures
+// apart beyond the spread between starts), when to stop going up the ladder, and which value to recommend. What to try is experiments.js; docs/diagnosis.md says why.
 import { compareResults } from '../load/compare.js'
 import { mergeEncoded, summarize } from '../load/histogram.js'
+import { pooledT } from '../stats.js'
 
 /** @typedef {import('./experiments.js').TriedValue} TriedValue */
 /** @typedef {import('./experiments.js').Experiment} Experiment */
 
 /** A value whose score is within this of the best is "most of the gain". */
 const MOST_OF_GAIN = 0.8
+/** Two-sided level of the test between phases. */
+const PHASES_ALPHA = 0.05
 
 /**
- * Judges a candidate's phases against the baseline phases run around them. Two tests, both required: compare's (Welch's
- * t on the per-second figures, or a change many times the steadier arm's spread) on each arm's seconds pooled; and
- * every candidate phase beyond both baseline phases beside it — a fresh process's speed varies from one start to the
- * next more than its seconds do, which the first test cannot see.
+ * Judges a candidate's phases against the baseline phases run around them. Three tests, all required: compare's
+ * (Welch's t on the per-second figures, or a change many times the steadier arm's spread) on each arm's seconds pooled;
+ * every candidate phase beyond both baseline phases beside it; and the phases' own figures apart by more than starts
+ * of the server differ (a t-test on one figure a phase). A fresh process's speed varies from one start to the next more
+ * than its seconds do, which the first test cannot see; and where it varies by a fifth, two candidate phases fall
+ * beyond their three baselines by chance about two times in fifteen, which the second cannot rule out.
  * @param {import('../run/experiment-phase.js').PhaseRecord[]} phases in the order run: baseline, candidate, baseline…
  * @param {string} value
  * @param {boolean} fixedRate the load sent at a fixed rate: the gain is in latency, not in requests/s
@@ -38,8 +43,9 @@ export function judgeValue (phases, value, fixedRate) {
   /** @type {TriedValue['verdict']} */
   let verdict = 'same'
   const bracket = bracketed(phases, fixedRate)
-  if (((rps.verdict === 'better' && p99.verdict !== 'worse') || (p99.verdict === 'better' && rps.verdict !== 'worse')) && bracket === 'better') verdict = 'better'
-  else if ((rps.verdict === 'worse' || p99.verdict === 'worse') && bracket === 'worse') verdict = 'worse'
+  const apart = phasesApart(a, b, fixedRate)
+  if (((rps.verdict === 'better' && p99.verdict !== 'worse') || (p99.verdict === 'better' && rps.verdict !== 'worse')) && bracket === 'better' && apart === 'better') verdict = 'better'
+  else if ((rps.verdict === 'worse' || p99.verdict === 'worse') && bracket === 'worse' && apart === 'worse') verdict = 'worse'
   else if (rps.verdict === 'unknown' && p99.verdict === 'unknown') verdict = 'unknown'
   const gauge = (/** @type {(g: import('../run/experiment-gauge.js').Gauge) => number} */ pick) => {
     const ga = a.flatMap(p => p.gauge ? [pick(p.gauge)] : [])
@@ -51,6 +57,21 @@ export function judgeValue (phases, value, fixedRate) {
 }
 
 /**
+ * Whether the candidate's phases did better or worse than the baseline's, each phase one figure (requests/s under a
+ * closed-loop load, p99 at a fixed rate), beyond the spread between phases of either arm.
+ * @param {import('../run/experiment-phase.js').PhaseRecord[]} a baseline phases
+ * @param {import('../run/experiment-phase.js').PhaseRecord[]} b candidate phases
+ * @param {boolean} fixedRate
+ * @returns {'better' | 'worse' | 'same'}
+ */
+function phasesApart (a, b, fixedRate) {
+  const good = (/** @type {import('../run/experiment-phase.js').PhaseRecord} */ p) => phaseFigure(p, fixedRate)
+  const { t, p } = pooledT(a.map(good), b.map(good))
+  if (!(p < PHASES_ALPHA)) return 'same'
+  return t > 0 ? 'better' : 'worse'
+}
+
+/**
  * Whether every candidate phase did better (or every one worse) than each baseline phase run just before and after it:
  * requests/s under a closed-loop load, p99 at a fixed rate.
  * @param {import('../run/experiment-phase.js').PhaseRecord[]} phases
@@ -58,10 +79,7 @@ export function judgeValue (phases, value, fixedRate) {
  * @returns {'better' | 'worse' | 'mixed'}
  */
 function bracketed (phases, fixedRate) {
-  const good = (/** @type {import('../run/experiment-phase.js').PhaseRecord} */ p) => {
-    const r = /** @type {import('../load/result.js').LoadResult} */ (p.result)
-    return fixedRate ? -r.latency.p99 : r.requests.mean
-  }
+  const good = (/** @type {import('../run/experiment-phase.js').PhaseRecord} */ p) => phaseFigure(p, fixedRate)
   let better = true
   let worse = true
   phases.forEach((p, k) => {
@@ -73,6 +91,16 @@ function bracketed (phases, fixedRate) {
     }
   })
   return better ? 'better' : worse ? 'worse' : 'mixed'
+}
+
+/**
+ * A phase's figure, higher better: requests/s under a closed-loop load, p99 (negated) at a fixed rate.
+ * @param {import('../run/experiment-phase.js').PhaseRecord} p
+ * @param {boolean} fixedRate
+ */
+function phaseFigure (p, fixedRate) {
+  const r = /** @type {import('../load/result.js').LoadResult} */ (p.result)
+  return fixedRate ? -r.latency.p99 : r.requests.mean
 }
 
 /**
