@@ -47,7 +47,8 @@ export function pooledT (a, b) {
   const nb = b.length
   const df = na + nb - 2
   if (na < 1 || nb < 1 || df < 1) return { t: NaN, df: NaN, p: NaN }
-  const squares = (/** @type {number[]} */ xs) => { const m = mean(xs); return xs.reduce((s, x) => s + (x - m) ** 2, 0) }
+  // Each side's sum of squared deviations; one value alone adds none.
+  const squares = (/** @type {number[]} */ xs) => xs.length < 2 ? 0 : variance(xs) * (xs.length - 1)
   const se = Math.sqrt((squares(a) + squares(b)) / df * (1 / na + 1 / nb))
   const diff = mean(b) - mean(a)
   if (se === 0) return { t: diff === 0 ? 0 : Infinity, df, p: diff === 0 ? 1 : 0 }

@@ -1,6 +1,7 @@
 // How doctor judges an experiment's phases: a candidate's against the baseline phases run around it (compare's noise
 // test on the phases' seconds pooled, each candidate phase beyond both baselines beside it, and the phases' figures
-// apart beyond the spread between starts), when to stop going up the ladder, and which value to recommend. What to try is experiments.js; docs/diagnosis.md says why.
+// apart beyond the spread between starts), when to stop going up the ladder, and which value to recommend. What to try
+// is experiments.js; docs/diagnosis.md says why.
 import { compareResults } from '../load/compare.js'
 import { mergeEncoded, summarize } from '../load/histogram.js'
 import { pooledT } from '../stats.js'
@@ -42,10 +43,11 @@ export function judgeValue (phases, value, fixedRate) {
   const p99 = figure('Latency p99')
   /** @type {TriedValue['verdict']} */
   let verdict = 'same'
+  // The phases' own figures must agree with the pooled seconds: each candidate beyond its neighbours, and apart.
   const bracket = bracketed(phases, fixedRate)
-  const apart = phasesApart(a, b, fixedRate)
-  if (((rps.verdict === 'better' && p99.verdict !== 'worse') || (p99.verdict === 'better' && rps.verdict !== 'worse')) && bracket === 'better' && apart === 'better') verdict = 'better'
-  else if ((rps.verdict === 'worse' || p99.verdict === 'worse') && bracket === 'worse' && apart === 'worse') verdict = 'worse'
+  const phased = bracket === phasesApart(a, b, fixedRate) ? bracket : 'mixed'
+  if (((rps.verdict === 'better' && p99.verdict !== 'worse') || (p99.verdict === 'better' && rps.verdict !== 'worse')) && phased === 'better') verdict = 'better'
+  else if ((rps.verdict === 'worse' || p99.verdict === 'worse') && phased === 'worse') verdict = 'worse'
   else if (rps.verdict === 'unknown' && p99.verdict === 'unknown') verdict = 'unknown'
   const gauge = (/** @type {(g: import('../run/experiment-gauge.js').Gauge) => number} */ pick) => {
     const ga = a.flatMap(p => p.gauge ? [pick(p.gauge)] : [])
@@ -65,8 +67,7 @@ export function judgeValue (phases, value, fixedRate) {
  * @returns {'better' | 'worse' | 'same'}
  */
 function phasesApart (a, b, fixedRate) {
-  const good = (/** @type {import('../run/experiment-phase.js').PhaseRecord} */ p) => phaseFigure(p, fixedRate)
-  const { t, p } = pooledT(a.map(good), b.map(good))
+  const { t, p } = pooledT(a.map(x => phaseFigure(x, fixedRate)), b.map(x => phaseFigure(x, fixedRate)))
   if (!(p < PHASES_ALPHA)) return 'same'
   return t > 0 ? 'better' : 'worse'
 }
