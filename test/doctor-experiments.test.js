@@ -147,7 +147,7 @@ test('a heap near its limit: --max-old-space-size is measured, with the warning 
 
 test('--try measures the user\'s own settings against the baseline; --no-experiments skips the automatic ones', async () => {
   const variant = '--max-semi-space-size=64 UV_THREADPOOL_SIZE=2'
-  const run = await doctor(['--no-experiments', `--try=${variant}`, '--experiment-time', '60s'], [process.execPath, server('young-generation.js')])
+  const run = await doctor(['--no-experiments', `--try=${variant}`, '--experiment-time', '60s'], [process.execPath, '--max-semi-space-size=16', server('young-generation.js')])
   try {
     assert.equal(run.code, 0, run.stderr)
     const d = run.json
