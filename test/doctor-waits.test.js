@@ -137,6 +137,24 @@ describe('waits on anything else', () => {
       assert.equal(wait.resource.op, op)
       if (type === 'tcp') assert.equal(wait.resource.target, `127.0.0.1:${linePort}`)
       assert.ok(Math.abs(wait.perRequest - 1) < 0.1, `one wait a request: ${wait.perRequest}`)
+      // Requests that wait are traced all along (the tracer takes up to 25 a second), not only the first few.
+      assert.ok(traced(d) >= 20, `traced ${traced(d)}`)
     })
   }
+
+  test('a server that waits on nothing: a few requests traced show it, and the tracer then stays off', async () => {
+    // At 300 requests/s the loop idles: the tracer would be on all along, and take 25 requests a second.
+    const { d } = await doctor(file, { WAIT: 'none' }, ['-d', '3', '-R', '300'])
+    assert.equal(d.category, 'healthy', d.summary)
+    assert.ok(!d.culprits.some((/** @type {any} */ c) => c.measure === 'waits'), JSON.stringify(d.culprits))
+    assert.ok(traced(d) >= 5 && traced(d) <= 15, `traced ${traced(d)}`)
+  })
 })
+
+/**
+ * How many requests the wait tracer followed over the window.
+ * @param {any} d doctor's JSON
+ */
+function traced (d) {
+  return d.evidence.find((/** @type {any} */ e) => e.signal === 'waits-traced')?.value ?? 0
+}

@@ -32,13 +32,10 @@ export class LoadProfiles {
   /**
    * @param {ProbeOptions} options
    * @param {string} name this process/thread's name in file names
-   * @param {import('../sampling/sampler.js').Sampler} sampler told to read the thread's own time while the CPU profiler
-   *   runs
    */
-  constructor (options, name, sampler) {
+  constructor (options, name) {
     this.options = options
     this.name = name
-    this.sampler = sampler
   }
 
   /**
@@ -77,8 +74,6 @@ export class LoadProfiles {
 
   async startCpu () {
     this.cpu = await startCpuProfile({ interval: this.options.profileInterval }).catch(() => null)
-    // The profiler makes libuv misread utilisation; the thread's own time corrects it (see profile-utilization.js).
-    if (this.cpu) this.sampler.threadTime = true
   }
 
   /** Stops the CPU profiler (its slice is over, or the load); the profile is written when the load stops. */
@@ -86,7 +81,6 @@ export class LoadProfiles {
     const cpu = this.cpu
     if (cpu === null) return
     this.cpu = null
-    this.sampler.threadTime = false
     this.ended = cpu.stop().then((profile) => (this.endedProfile = profile), () => null)
   }
 

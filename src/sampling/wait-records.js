@@ -14,6 +14,35 @@ import { describe, tripOf, tripResource } from './wait-resources.js'
 /** A wait shorter than this is a hop between callbacks, not a wait (ms). */
 const MIN_WAIT = 0.02
 
+/**
+ * Whether a span of a finished request is a wait it is written with: ended within the request, long enough, and no
+ * deferral.
+ * @param {Span} span
+ * @param {Trace} trace
+ */
+function isWait (span, trace) {
+  return span.t1 !== 0 && span.t1 <= trace.end && span.t1 - span.t0 >= MIN_WAIT && !DEFERRALS.has(span.kind)
+}
+
+/**
+ * ms of a finished request's time on the server during which it waited on something: the union of its waits, which
+ * overlap when it waits on several things at once.
+ * @param {Trace} trace
+ */
+export function waitedMs (trace) {
+  const waits = trace.spans.filter(span => isWait(span, trace)).sort((a, b) => a.t0 - b.t0)
+  let waited = 0
+  let reached = trace.start
+  for (const span of waits) {
+    const from = Math.max(span.t0, reached)
+    if (span.t1 > from) {
+      waited += span.t1 - from
+      reached = span.t1
+    }
+  }
+  return waited
+}
+
 /** Writes finished traces; the ids it gives sites, resources, kinds and causes hold for the whole run. */
 export class WaitRecorder {
   /** @type {Table<WaitSite>} */
@@ -42,8 +71,7 @@ export class WaitRecorder {
     /** @type {Map<Span, number>} */
     const kept = new Map()
     for (const span of trace.spans) {
-      if (span.t1 === 0 || span.t1 > trace.end || span.t1 - span.t0 < MIN_WAIT || DEFERRALS.has(span.kind)) continue
-      kept.set(span, kept.size)
+      if (isWait(span, trace)) kept.set(span, kept.size)
     }
     /** @type {WaitRecord['spans']} */
     const spans = []

@@ -5,7 +5,7 @@ import { AsyncResource, createHook, executionAsyncId, executionAsyncResource } f
 import { performance } from 'node:perf_hooks'
 import { CAUSE, CAUSE_TRIPS, CTX, DEFERRALS, SPAN } from './wait-spans.js'
 import { rawStack } from './wait-sites.js'
-import { WaitRecorder } from './wait-records.js'
+import { WaitRecorder, waitedMs } from './wait-records.js'
 
 /** @typedef {import('./sockets.js').Trip} Trip */
 /** @typedef {import('./wait-spans.js').Span} Span */
@@ -24,6 +24,10 @@ const MAX_STACKS = 400
 /** Stacks taken per second at most, over all traced requests (~10 ms of CPU): requests that create many async
  * resources are traced more rarely. */
 const STACKS_PER_SECOND = 2500
+/** How much a traced request's waits count against the one traced after it, in waitShare… */
+const DECAY = 0.9
+/** …once their weights add up to this: five requests traced. */
+const MIN_EVIDENCE = 4
 /** Waits kept per traced request: a request that streams for minutes keeps its first ones. */
 const MAX_SPANS = 2000
 
@@ -88,6 +92,11 @@ export class WaitTracer {
   #gap
   #maxInFlight
   traced = 0
+  // The recent traced requests' time on the server and the part of it they waited, each request weighing DECAY times
+  // the one after it: what tracing finds, for the probe to decide whether it is worth its cost (waitShare).
+  #recent = 0
+  #recentMs = 0
+  #recentWaited = 0
 
   /** @param {{ rate?: number, inFlight?: number }} [opts] requests traced per second, and at once, at most */
   constructor (opts = {}) {
@@ -143,6 +152,23 @@ export class WaitTracer {
     this.#disable()
   }
 
+  /**
+   * The part of their time on the server that the recently traced requests spent waiting, 0..1; null until
+   * MIN_EVIDENCE requests were traced.
+   * @returns {number | null}
+   */
+  get waitShare () {
+    if (this.#recent < MIN_EVIDENCE) return null
+    return this.#recentMs > 0 ? Math.min(1, this.#recentWaited / this.#recentMs) : 0
+  }
+
+  /** Forgets what the requests traced so far waited (a new load window). */
+  forget () {
+    this.#recent = 0
+    this.#recentMs = 0
+    this.#recentWaited = 0
+  }
+
   /** Whether the hooks are on: armed, or finishing the requests traced while it was */
   get active () {
     return this.#enabled
@@ -192,6 +218,9 @@ export class WaitTracer {
       this.#live.delete(trace)
       if (root[CTX] === trace) root[CTX] = undefined
       if (this.#finished.length < 2000) this.#finished.push(trace)
+      this.#recent = this.#recent * DECAY + 1
+      this.#recentMs = this.#recentMs * DECAY + (trace.end - trace.start)
+      this.#recentWaited = this.#recentWaited * DECAY + waitedMs(trace)
       if (!this.armed && this.#live.size === 0) this.#disable()
     }
     res.once('finish', end)
