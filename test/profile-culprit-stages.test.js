@@ -304,6 +304,21 @@ test('helpers: a call the owner\'s source does not make goes to the inlined func
   assert.deepEqual([...helper.calls], [[repeat, { value: 3000, callLine: m.callLine }]])
   const [into] = helper.inlinedInto.values()
   assert.deepEqual(into, { caller: dispatch, via: m.hop.name, line: m.hop.line, value: 6000 }, 'recovered from dispatch')
+
+  // A third stack where the helper's call was sampled once: that shows the helper ran there, not how much of the
+  // stack's 50,000 bytes of its own it made. They stay with dispatch; the call itself goes to the helper.
+  const [once] = helperCalls(ctx, dispatch, source, repeat, 3100)
+  /** @type {import('../src/profile/culprits/charge.js').Owner} */
+  const thin = {
+    ...owner,
+    charged: 60100,
+    own: 56000,
+    calls: new Map([[repeat, 3100], [createContext, 1000]]),
+    paths: new Map([...owner.paths, [3, { own: 50000, calls: new Map([[repeat, 100]]), sampled: new Map([[repeat, 1]]) }]])
+  }
+  const again = new Map()
+  assert.equal(shareWithHelpers(dispatch, thin, [once], ctx, again), 60100 - 3100 - 3000)
+  assert.equal(again.get(once.helper)?.charged, 6100)
 })
 
 test('the stages on a real profile: the charges add up, and folding moves callbacks into their functions without loss', async () => {

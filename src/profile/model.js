@@ -138,6 +138,8 @@ export function buildHeapProfile (heapProfile, opts = {}) {
   const flat = []
   /** @type {Map<number, number>} */
   const selfById = new Map()
+  /** @type {Map<number, number | undefined>} */
+  const profileIdOf = new Map()
   let nextId = 1
   const stack = [profile.head]
   /** @type {Map<import('./cpuprofile.js').SamplingHeapProfileNode, number>} */
@@ -151,10 +153,18 @@ export function buildHeapProfile (heapProfile, opts = {}) {
     })
     flat.push({ id, callFrame: n.callFrame, children })
     selfById.set(id, n.selfSize)
+    profileIdOf.set(id, n.id)
     for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i])
   }
   const ids = builder.addTree(flat, 0)
-  for (const [id, bytes] of selfById) builder.addSelf(/** @type {number} */ (ids.get(id)), bytes, bytes > 0 ? 1 : 0)
+  // Samples per node where the profile lists them (the profiler's own ids); else one for each node that allocated.
+  /** @type {Map<number, number>} */
+  const counts = new Map()
+  for (const sample of profile.samples ?? []) counts.set(sample.nodeId, (counts.get(sample.nodeId) ?? 0) + 1)
+  for (const [id, bytes] of selfById) {
+    const own = counts.size > 0 ? counts.get(profileIdOf.get(id) ?? -1) ?? 0 : bytes > 0 ? 1 : 0
+    builder.addSelf(/** @type {number} */ (ids.get(id)), bytes, own)
+  }
   const model = builder.finish()
   model.samples = profile.samples?.length ?? 0
   return model

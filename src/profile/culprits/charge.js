@@ -23,6 +23,7 @@ const OWNER_KINDS = /** @type {const} */ (['app', 'dependency', 'node'])
  * @typedef {object} OwnerPath
  * @property {number} own
  * @property {Map<number, number>} calls callee frame → value
+ * @property {Map<number, number>} [sampled] callee frame → samples taken in those calls (absent: as many as enough)
  */
 
 /**
@@ -97,7 +98,7 @@ export function chargeOwners (model, near, via, threadOf, redirect) {
     let o = owners.get(ownerFrame)
     if (!o) owners.set(ownerFrame, o = { charged: 0, own: 0, lines: new Map(), calls: new Map(), paths: new Map(), threads: new Map() })
     let path = o.paths.get(ownerNode)
-    if (!path) o.paths.set(ownerNode, path = { own: 0, calls: new Map() })
+    if (!path) o.paths.set(ownerNode, path = model.samples > 0 ? { own: 0, calls: new Map(), sampled: new Map() } : { own: 0, calls: new Map() })
     o.charged += node.self
     if (threadOf && threadOf[i] !== -1) o.threads.set(threadOf[i], (o.threads.get(threadOf[i]) ?? 0) + node.self)
     if (v === -1) {
@@ -108,6 +109,7 @@ export function chargeOwners (model, near, via, threadOf, redirect) {
       const callee = nodes[v].frame
       o.calls.set(callee, (o.calls.get(callee) ?? 0) + node.self)
       path.calls.set(callee, (path.calls.get(callee) ?? 0) + node.self)
+      path.sampled?.set(callee, (path.sampled.get(callee) ?? 0) + node.samples)
     }
   }
   return owners

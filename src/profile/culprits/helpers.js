@@ -74,10 +74,19 @@ export function shareWithHelpers (f, o, moved, ctx, recovered) {
 }
 
 /**
+ * Samples of a helper's calls a stack needs before its own allocations are shared like its calls: one or two show
+ * that the helper ran there, not how much of the stack's work it did. An async function's resumption that called an
+ * inlined helper's `setTimeout` once in a run (one 256 kB sample) gave that helper all 360 MB of its own allocations,
+ * built by other code that makes no call at all.
+ */
+const MIN_HELPER_SAMPLES = 3
+
+/**
  * What each helper gets of the owner's own allocations. What a frame allocated itself cannot be told apart by line:
  * on each stack of the owner it is shared out like the calls on that stack whose maker is known, between the owner's
- * own code and the helpers inlined into it. A stack on which no helper's call was seen keeps its own allocations: an
- * async function whose start called an inlined helper's `setTimeout` did not run that helper in its resumptions.
+ * own code and the helpers inlined into it. A stack on which no helper's call was seen (or too few, see
+ * MIN_HELPER_SAMPLES) keeps its own allocations: an async function whose start called an inlined helper's
+ * `setTimeout` did not run that helper in its resumptions.
  * @param {import('./charge.js').Owner} o
  * @param {HelperCall[]} moved
  * @returns {number[]} indexed like `moved`
@@ -91,11 +100,14 @@ function ownAllocationShares (o, moved) {
     if (path.own <= 0) continue
     let inHelpers = 0
     let ownCalls = 0
+    let helperSamples = 0
     for (const [callee, value] of path.calls) {
-      if (movedCallees.has(callee)) inHelpers += value
-      else ownCalls += value
+      if (movedCallees.has(callee)) {
+        inHelpers += value
+        helperSamples += path.sampled?.get(callee) ?? MIN_HELPER_SAMPLES
+      } else ownCalls += value
     }
-    if (inHelpers === 0) continue
+    if (inHelpers === 0 || helperSamples < MIN_HELPER_SAMPLES) continue
     moved.forEach((m, i) => {
       shares[i] += path.own * (path.calls.get(m.callee) ?? 0) * part[i] / (inHelpers + ownCalls)
     })
