@@ -136,10 +136,12 @@ export function buildHeapProfile (heapProfile, opts = {}) {
   const builder = new ModelBuilder('heap', opts)
   /** @type {import('./cpuprofile.js').CpuProfileNode[]} */
   const flat = []
+  // Samples per node where the profile lists them (by the profiler's ids); else one for each node that allocated.
   /** @type {Map<number, number>} */
+  const counts = new Map()
+  for (const sample of profile.samples ?? []) counts.set(sample.nodeId, (counts.get(sample.nodeId) ?? 0) + 1)
+  /** @type {Map<number, { bytes: number, samples: number }>} */
   const selfById = new Map()
-  /** @type {Map<number, number | undefined>} */
-  const profileIdOf = new Map()
   let nextId = 1
   const stack = [profile.head]
   /** @type {Map<import('./cpuprofile.js').SamplingHeapProfileNode, number>} */
@@ -152,19 +154,11 @@ export function buildHeapProfile (heapProfile, opts = {}) {
       return nextId++
     })
     flat.push({ id, callFrame: n.callFrame, children })
-    selfById.set(id, n.selfSize)
-    profileIdOf.set(id, n.id)
+    selfById.set(id, { bytes: n.selfSize, samples: counts.size > 0 ? counts.get(n.id) ?? 0 : n.selfSize > 0 ? 1 : 0 })
     for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i])
   }
   const ids = builder.addTree(flat, 0)
-  // Samples per node where the profile lists them (the profiler's own ids); else one for each node that allocated.
-  /** @type {Map<number, number>} */
-  const counts = new Map()
-  for (const sample of profile.samples ?? []) counts.set(sample.nodeId, (counts.get(sample.nodeId) ?? 0) + 1)
-  for (const [id, bytes] of selfById) {
-    const own = counts.size > 0 ? counts.get(profileIdOf.get(id) ?? -1) ?? 0 : bytes > 0 ? 1 : 0
-    builder.addSelf(/** @type {number} */ (ids.get(id)), bytes, own)
-  }
+  for (const [id, { bytes, samples }] of selfById) builder.addSelf(/** @type {number} */ (ids.get(id)), bytes, samples)
   const model = builder.finish()
   model.samples = profile.samples?.length ?? 0
   return model
