@@ -70,12 +70,12 @@ test('with the resolution at the interval (the probe\'s settings) the sampler\'s
   assert.ok(quiet.filter(s => s.delay.max < 5).length >= quiet.length * 0.8, JSON.stringify(quiet.map(s => s.delay.max)))
 })
 
-test('intervals are contiguous: the samples\' CPU adds up to what the process used, also read every n-th sample', async () => {
+test('intervals are contiguous: the samples\' CPU adds up to what the process used, also read every n-th sample, and the thread\'s time with it', async () => {
   for (const cpuEvery of [1, 5]) {
     const before = process.cpuUsage()
     /** @type {import('../src/sampling/sampler.js').Sample[]} */
     const samples = []
-    const sampler = new Sampler({ interval: 10, cpuEvery, onSample: (s) => samples.push(s) })
+    const sampler = new Sampler({ interval: 10, cpuEvery, threadTime: true, onSample: (s) => samples.push(s) })
     sampler.start()
     setTimeout(() => block(50), 20)
     await sleep(150)
@@ -89,6 +89,16 @@ test('intervals are contiguous: the samples\' CPU adds up to what the process us
     assert.ok(total <= expected + 0.5 && total >= expected - 3, `every ${cpuEvery}: samples ${total} ms, process ${expected} ms`)
     const wall = samples.reduce((a, s) => a + s.interval, 0)
     assert.ok(wall >= 140 && wall <= 400, `intervals add up to the time sampled: ${wall} ms`)
+    if (process.platform === 'linux') {
+      // read with the CPU, over the same span: the 50 ms block ran on this thread
+      for (const [i, s] of samples.entries()) {
+        const read = cpuEvery === 1 || s.cpu.span !== 0
+        assert.equal(s.thread !== undefined, read, `sample ${i}: thread ${JSON.stringify(s.thread)}, cpu ${JSON.stringify(s.cpu)}`)
+        if (s.thread !== undefined) assert.ok(Math.abs(s.thread.span - (s.cpu.span ?? s.interval)) < 0.05, `sample ${i}: thread span ${s.thread.span}`)
+      }
+      const thread = samples.reduce((a, s) => a + (s.thread?.cpu ?? 0), 0)
+      assert.ok(thread >= 45 && thread <= total + 0.5, `every ${cpuEvery}: the thread ran ${thread} ms, the process ${total} ms`)
+    }
     if (cpuEvery === 1) {
       assert.ok(samples.every(s => s.cpu.span === undefined))
       continue

@@ -164,11 +164,15 @@ export class Probe {
     // A thread runnable — on a CPU or queued for one — for the whole sample never waited for its events: it is busy,
     // whatever share of a core it was given (a container's CPU limit, a neighbour). The one that ran 30% and queued 59%
     // still waited for its events a tenth of the time.
+    // The thread's time is read every tenth sample (with the CPU): a reading weighs what the samples it spans would
+    // have, each 0.05 of the smoothed figure; the samples between keep it.
     const thread = sample.thread
-    const busy = thread && sample.interval > 0
-      ? (thread.cpu + thread.wait >= SATURATED * sample.interval ? 1 : Math.min(1, thread.cpu / sample.interval))
-      : sample.utilization
-    this.busy += 0.05 * (busy - this.busy)
+    if (thread !== undefined && thread.span > 0) {
+      const busy = thread.cpu + thread.wait >= SATURATED * thread.span ? 1 : Math.min(1, thread.cpu / thread.span)
+      this.busy += (1 - 0.95 ** Math.max(1, thread.span / sample.interval)) * (busy - this.busy)
+    } else if (!this.sampler.threadTime) {
+      this.busy += 0.05 * (sample.utilization - this.busy)
+    }
     if (++this.slot < SLOT_SAMPLES) return
     this.slot = 0
     let duty = this.busy < TRACE_ALWAYS_BELOW ? 1 : this.busy < TRACE_SOME_BELOW ? SOME : 0
