@@ -145,19 +145,27 @@ export class Probe {
     // The sample itself becomes the line: a spread copy of it cost ~10 µs a sample in a busy server.
     const line = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (sample))
     line.type = 'sample'
-    line.requests = this.requests.take(last)
+    const requests = this.requests.take(last)
+    line.requests = requests
     // The main thread's GCs come from the trace: its observer's tallies are all zero and not worth writing.
     if (sample.gc.count === 0) line.gc = NO_GC
     this.log.write(line)
-    if (this.loading && this.options.runtime !== false) this.armWaits(sample)
+    if (this.loading && this.options.runtime !== false) this.armWaits(sample, requests.length > 0)
   }
 
   /**
    * Traces waits in slots of SLOT_SAMPLES samples, more of them the less busy the thread: a server that waits is
    * mostly idle, and one that computes needs no wait tracing (and would pay for its hooks in throughput).
    * @param {import('../sampling/sampler.js').Sample} sample
+   * @param {boolean} serving requests started, finished or were in flight in the sample
    */
-  armWaits (sample) {
+  armWaits (sample, serving) {
+    // A loop with no request says nothing of how the server serves, and has none to trace: the moments before a
+    // load's first request reached it read idle, and armed the tracer on a server that then saturated. Its hooks
+    // leave the process slower after they are off (V8's promise-hook protector does not come back; the resources
+    // they marked keep a second shape): a saturated hello server on half a core served 0.909 of its neighbour with
+    // that one early slot, 0.938 without (bench:overhead, paired, 6 rounds).
+    if (!serving) return
     // The time the thread ran, where it is measured: libuv's utilisation reads high while the CPU profiler runs, and
     // counts the time the thread waited for a CPU — on a machine short of cores (one that also runs the database the
     // server waits on) a waiting server's loop read 90% busy while it ran 30% of the time, and no request was traced.
