@@ -85,7 +85,6 @@ export class Sampler {
   #memory = null
   /** @type {import('./thread-time.js').ThreadTime | null} */
   #lastThread = null
-  #lastThreadAt = 0
 
   /** @param {SamplerOptions} [opts] */
   constructor (opts = {}) {
@@ -116,8 +115,8 @@ export class Sampler {
     if (on === (this.#threadTime !== null)) return
     if (on) {
       this.#threadTime = new ThreadTimeReader()
-      this.#lastThread = this.#threadTime.read()
-      this.#lastThreadAt = performance.now()
+      // Read first at the next read of the CPU, so that each reading spans what the CPU's does.
+      this.#lastThread = null
     } else {
       this.#threadTime?.close()
       this.#threadTime = null
@@ -200,10 +199,9 @@ export class Sampler {
     if (this.#threadTime !== null && sample.cpu.span !== 0) {
       const thread = this.#threadTime.read()
       if (thread !== null && this.#lastThread !== null) {
-        sample.thread = { cpu: round3(thread.cpu - this.#lastThread.cpu), wait: round3(thread.wait - this.#lastThread.wait), span: round3(now - this.#lastThreadAt) }
+        sample.thread = { cpu: round3(thread.cpu - this.#lastThread.cpu), wait: round3(thread.wait - this.#lastThread.wait), span: sample.cpu.span ?? sample.interval }
       }
       this.#lastThread = thread
-      this.#lastThreadAt = now
     }
     if (now - this.#lastSlow >= this.#slowInterval - 1) {
       this.#lastSlow = now
@@ -261,7 +259,6 @@ export class Sampler {
     this.#cpuCountdown = this.#cpuEvery
     this.#lastElu = performance.eventLoopUtilization()
     this.#lastThread = this.#threadTime?.read() ?? null
-    this.#lastThreadAt = this.#last
     this.#gc.take()
   }
 }
