@@ -149,6 +149,20 @@ describe('waits on anything else', () => {
     assert.ok(!d.culprits.some((/** @type {any} */ c) => c.measure === 'waits'), JSON.stringify(d.culprits))
     assert.ok(traced(d) >= 5 && traced(d) <= 15, `traced ${traced(d)}`)
   })
+
+  test('a half-busy server whose requests end in the turn they began is not traced at all', async () => {
+    // 1 ms of CPU a request at 500 requests/s: the loop is about half busy, where the tracer would run a slot in five;
+    // but no request is ever in flight between two turns of the loop, so none can wait, and the hooks stay off.
+    const { d } = await doctor(file, { WAIT: 'none', SPIN_MS: '1' }, ['-d', '3', '-R', '500'])
+    assert.equal(traced(d), 0)
+    assert.ok(!d.culprits.some((/** @type {any} */ c) => c.measure === 'waits'), JSON.stringify(d.culprits))
+  })
+
+  test('a half-busy server whose requests also wait is traced', async () => {
+    const { d } = await doctor(file, { WAIT: 'timer', SPIN_MS: '1' }, ['-d', '3', '-R', '400'])
+    assert.ok(traced(d) >= 5, `traced ${traced(d)}`)
+    assert.ok(d.culprits.some((/** @type {any} */ c) => c.measure === 'waits'), JSON.stringify(d.culprits))
+  })
 })
 
 /**
