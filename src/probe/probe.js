@@ -110,8 +110,6 @@ export class Probe {
     this.busy = 1
     this.slot = 0
     this.credit = 0
-    /** whether a count in the current slot found a request of the loaded port in flight */
-    this.inflight = false
     /** @type {number | null} the port hotpath loads, when it said */
     this.loadedPort = null
     /**
@@ -152,25 +150,22 @@ export class Probe {
     // The main thread's GCs come from the trace: its observer's tallies are all zero and not worth writing.
     if (sample.gc.count === 0) line.gc = NO_GC
     this.log.write(line)
-    if (this.loading && this.options.runtime !== false) this.armWaits(sample, requests)
+    if (this.loading && this.options.runtime !== false) this.armWaits(sample, requests.length > 0)
   }
 
   /**
    * Traces waits in slots of SLOT_SAMPLES samples, more of them the less busy the thread: a server that waits is
    * mostly idle, and one that computes needs no wait tracing (and would pay for its hooks in throughput).
    * @param {import('../sampling/sampler.js').Sample} sample
-   * @param {import('./requests.js').RequestStats[]} requests the sample's, by port
+   * @param {boolean} serving requests started, finished or were in flight in the sample
    */
-  armWaits (sample, requests) {
+  armWaits (sample, serving) {
     // A loop with no request says nothing of how the server serves, and has none to trace: the moments before a
     // load's first request reached it read idle, and armed the tracer on a server that then saturated. Its hooks
     // leave the process slower after they are off (V8's promise-hook protector does not come back; the resources
     // they marked keep a second shape): a saturated hello server on half a core served 0.909 of its neighbour with
     // that one early slot, 0.938 without (bench:overhead, paired, 6 rounds).
-    if (requests.length === 0) return
-    // A request can wait only while it is in flight between two turns of the loop: a server whose requests all end in
-    // the turn they began (the count runs between turns) has nothing to trace, however idle its loop reads.
-    if (!this.inflight) this.inflight = requests.some(r => r.inflight > 0 && (this.loadedPort === null || r.port === this.loadedPort))
+    if (!serving) return
     // The time the thread ran, where it is measured: libuv's utilisation reads high while the CPU profiler runs, and
     // counts the time the thread waited for a CPU — on a machine short of cores (one that also runs the database the
     // server waits on) a waiting server's loop read 90% busy while it ran 30% of the time, and no request was traced.
@@ -188,10 +183,11 @@ export class Probe {
     }
     if (++this.slot < SLOT_SAMPLES) return
     this.slot = 0
-    // Under TRACE_ALWAYS_BELOW the hooks take CPU the server had to spare, and a server whose requests seldom wait
-    // (rarely in flight at a count) is traced all along; above it, only a slot that saw one in flight can hold a wait.
-    let duty = this.busy < TRACE_ALWAYS_BELOW ? 1 : this.busy < TRACE_SOME_BELOW && this.inflight ? SOME : 0
-    this.inflight = false
+    // A request can wait only while it is in flight between two turns of the loop: a half-busy server whose requests
+    // all end in the turn they began (the last count of its connections, made between turns, found none) has nothing
+    // to trace, however idle its loop reads. Under TRACE_ALWAYS_BELOW the hooks take CPU the server had to spare, and
+    // a server whose requests seldom wait (rarely in flight at a count) is traced all along.
+    let duty = this.busy < TRACE_ALWAYS_BELOW ? 1 : this.busy < TRACE_SOME_BELOW && this.requests.inflightAt(this.loadedPort) ? SOME : 0
     // Requests that hardly wait pay the hooks for nothing. A saturated hello server held to half a core ran 43% of the
     // time and queued for a CPU 43%: it read half busy, and was traced a fifth of the time (33 requests in 8 s) for
     // waits it never had. Tracing then goes on rarely, to see the requests start waiting.
@@ -358,7 +354,6 @@ export class Probe {
     this.busy = 1
     this.slot = 0
     this.credit = 0
-    this.inflight = false
     this.waits.forget()
     // The thread's own CPU and run-queue time, over the window only (a system call a sample): it arms the wait tracer,
     // and corrects the utilisation libuv misreads while the CPU profiler runs (profile-utilization.js).

@@ -78,6 +78,14 @@ export class RequestTracker {
   }
 
   /**
+   * Whether the last count found a request in flight on a port (any port: null) — one that outlived the loop's turn.
+   * @param {number | null} port
+   */
+  inflightAt (port) {
+    return this.watched.some(w => w.inflight > 0 && (port === null || w.stats.port === port))
+  }
+
+  /**
    * The interval's figures for every server that saw requests, and a fresh interval.
    * @param {boolean} [count] count the requests in flight now, whatever the cadence (the last sample of a window)
    * @returns {RequestStats[]}
