@@ -2,7 +2,7 @@
 // loaded in three phases by the real probe; the first culprit's retainer path must name what holds the leak.
 import { after, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { spawn } from 'node:child_process'
@@ -102,6 +102,33 @@ test('a listener closure added per request to a long-lived emitter: kept by the 
   const names = namesOf(result)
   assert.ok(names.includes('reload'), names.join(' ← '))
   assert.ok(names.includes('config'), `the path names the emitter's variable: ${names.join(' ← ')}`)
+})
+
+test('snapshots taken while running code holds the leak (a handle, the stack, JSON.stringify): the path is still the program\'s', async () => {
+  // An inspector command can stop JavaScript mid-call, so a snapshot can catch what the code running then touched.
+  // Here each snapshot is written from inside JSON.stringify of the listener map; the run is re-analysed as saved.
+  const dir = await app({
+    'snap.js': "'use strict'\nconst { writeHeapSnapshot } = require('v8')\nconst { EventEmitter } = require('events')\n" +
+      "const { join } = require('path')\n\nconst config = new EventEmitter()\nconfig.setMaxListeners(0)\n" +
+      "process.on('SIGUSR2', () => config.emit('reload'))\n\n" +
+      'function serve (n) {\n  for (let i = 0; i < n; i++) {\n' +
+      "    config.on('reload', function onReload () { return i })\n  }\n}\n\n" +
+      'for (const name of [\'heap-1.heapsnapshot\', \'heap-2.heapsnapshot\', \'heap-3.heapsnapshot\']) {\n  serve(1500)\n' +
+      "  JSON.stringify(config._events, (key, value) => {\n    if (key === 'reload') writeHeapSnapshot(join(process.argv[2], name))\n" +
+      "    return key === '' ? value : undefined\n  })\n}\n"
+  })
+  const run = join(dir, 'run')
+  await mkdir(run)
+  const wrote = spawn(process.execPath, ['snap.js', run], { cwd: dir, stdio: 'inherit' })
+  assert.equal(await new Promise(resolve => wrote.on('exit', resolve)), 0)
+  const phases = ['warm-up', 'growth', 'settle'].map(name => ({ name, requests: 1500, duration: 1, failed: null }))
+  const snapshots = await Promise.all([1, 2, 3].map(async i => ({ name: `heap-${i}.heapsnapshot`, bytes: (await stat(join(run, `heap-${i}.heapsnapshot`))).size })))
+  await writeFile(join(run, 'heap.json'), JSON.stringify({ command: 'heap', snapshots, load: { phases } }))
+
+  const { code, stdout, stderr } = await hotpath(['heap', '--analyse', run, '--json', '-'], { cwd: dir })
+  assert.equal(code, 0, stderr)
+  const names = namesOf(JSON.parse(stdout))
+  assert.deepEqual(names.slice(0, 4), ['[1500]', 'reload', '_events', 'config'], names.join(' ← '))
 })
 
 test('an array of promises that never settle: kept by the array\'s variable', async () => {

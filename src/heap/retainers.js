@@ -28,12 +28,14 @@ export function retainerTree (graph) {
   let tail = 0
   depth[0] = 0
   order[tail++] = 0
-  // V8's string table is a root in the snapshot, two steps from the top, but it keeps no string alive in the heap
-  // (its entries are weak): a string a program uses as a key would read "kept by (Internalized strings)". The walk
-  // goes through it only after every other path has been walked.
-  const table = stringTable(graph)
-  let tableParent = NONE
-  let tableVia = NONE
+  // Some roots keep nothing alive in the sense a developer asks about, and the walk goes through them only after every
+  // other path has been walked. V8's string table is two steps from the top, but its entries are weak: a string a
+  // program uses as a key would read "kept by (Internalized strings)". The handle scopes and the stack hold what the
+  // code running at the snapshot's moment touched — an inspector command can interrupt JavaScript mid-call — so an
+  // emitter's listener map, caught in a handle while `on()` ran, would read "kept by (Handle scope)".
+  const deferred = deferredRoots(graph)
+  /** @type {Map<number, { from: number, edge: number }>} */
+  const seen = new Map()
   for (;;) {
     while (head < tail) {
       const n = order[head++]
@@ -42,11 +44,11 @@ export function retainerTree (graph) {
         const type = edges[e + edgeTypeAt]
         if (type === weakEdge) continue
         const to = edges[e + edgeToAt] / nodeFields
-        if (to === table && depth[to] === NONE) {
-          if (tableParent === NONE) { tableParent = n; tableVia = e }
+        const d = depth[to]
+        if (d === NONE && deferred.has(to)) {
+          if (!seen.has(to)) seen.set(to, { from: n, edge: e })
           continue
         }
-        const d = depth[to]
         if (d === NONE) {
           depth[to] = next
           parent[to] = n
@@ -58,30 +60,51 @@ export function retainerTree (graph) {
         }
       }
     }
-    if (tableParent === NONE || depth[table] !== NONE) break
-    depth[table] = depth[tableParent] + 1
-    parent[table] = tableParent
-    via[table] = tableVia
-    order[tail++] = table
+    const late = [...seen].find(([root]) => depth[root] === NONE)
+    if (!late) break
+    const [root, { from, edge }] = late
+    depth[root] = depth[from] + 1
+    parent[root] = from
+    via[root] = edge
+    order[tail++] = root
   }
   return { parent, via, order, reached: tail }
 }
 
 /**
- * The node of V8's string table, `(Internalized strings)`, among the GC roots' children; NONE when there is none.
+ * The GC roots' children that are walked last: V8's string table, `(Internalized strings)`, and the roots of the code
+ * running when the snapshot was taken: `(Handle scope)`, `(Stack roots)`, and the roots C++ code registers while it
+ * runs (JSON.stringify's map of the objects it is inside, for one). V8 12 and later call those `(Strong roots)` and
+ * the isolate's fixed table `(Strong root list)`; V8 11 (Node 20) calls both `(Strong roots)`, the fixed table first.
  * @param {import('./graph.js').HeapGraph} graph
+ * @returns {Set<number>}
  */
-function stringTable (graph) {
+function deferredRoots (graph) {
+  const roots = gcRoots(graph)
+  const fixedTableNamed = roots.some(r => graph.name(r) === '(Strong root list)')
+  let strong = 0
+  return new Set(roots.filter(r => {
+    const name = graph.name(r)
+    if (name === '(Strong roots)' && !fixedTableNamed && strong++ === 0) return false
+    return /^\((Internalized strings|String table|Handle scope|Stack roots|Strong roots)\)$/.test(name)
+  }))
+}
+
+/**
+ * The children of the snapshot's `(GC roots)`, in the snapshot's order.
+ * @param {import('./graph.js').HeapGraph} graph
+ * @returns {number[]}
+ */
+function gcRoots (graph) {
   const { edges, firstEdge, edgeFields, edgeToAt, nodeFields } = graph
   for (let e = firstEdge[0]; e < firstEdge[1]; e += edgeFields) {
     const roots = edges[e + edgeToAt] / nodeFields
     if (graph.name(roots) !== '(GC roots)') continue
-    for (let f = firstEdge[roots]; f < firstEdge[roots + 1]; f += edgeFields) {
-      const child = edges[f + edgeToAt] / nodeFields
-      if (/^\((Internalized strings|String table)\)$/.test(graph.name(child))) return child
-    }
+    const children = []
+    for (let f = firstEdge[roots]; f < firstEdge[roots + 1]; f += edgeFields) children.push(edges[f + edgeToAt] / nodeFields)
+    return children
   }
-  return NONE
+  return []
 }
 
 /**
