@@ -278,6 +278,32 @@ test('--on-port runs the user\'s own load; the window is its lifetime', async ()
   assert.ok(evidence(d, 'requests-per-second').value > 100)
 })
 
+test('a server that opens a metrics port before its API: the verdict says it is about the first port only, and names the other', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
+  await writeFile(join(dir, 'server.js'), "const http = require('http')\nconst { writeFileSync } = require('fs')\n" +
+    "const metrics = http.createServer((req, res) => res.end('up 1\\n'))\n" +
+    "metrics.listen(0, '127.0.0.1', () => {\n" +
+    "  const api = http.createServer((req, res) => res.end('{}')).listen(Number(process.env.API_PORT), '127.0.0.1', () => {\n" +
+    "    writeFileSync(process.env.PORTS_FILE, JSON.stringify([metrics.address().port, api.address().port]))\n  })\n})\n" +
+    // A TCP service of its own protocol is not an HTTP port to offer.
+    "require('net').createServer(() => {}).listen(0, '127.0.0.1')\n")
+  const ports = join(dir, 'ports.json')
+  const json = join(dir, 'd.json')
+  const r = await hotpath(['doctor', '-d', '2', '--no-profile', '--no-experiments', '--no-progress', '--save', join(dir, 'run'), '--json', json, '--', process.execPath, 'server.js'], { cwd: dir, env: { PORTS_FILE: ports, API_PORT: '0' }, timeout: 60000 })
+  assert.equal(r.code, 0, r.stderr)
+  const [metrics, api] = JSON.parse(await readFile(ports, 'utf8'))
+  assert.equal(r.stdout.split('\n')[0], `hotpath doctor: healthy (healthy) — port ${metrics} only; it also served HTTP on ${api}`)
+  const d = JSON.parse(await readFile(json, 'utf8'))
+  assert.deepEqual(d.measured.facts.otherPorts, [api])
+  assert.match(d.summary, new RegExp(`also served HTTP on port ${api}, which was not loaded \\(--port ${api} loads it\\)`))
+
+  const chosen = await hotpath(['doctor', '-d', '2', '--no-profile', '--no-experiments', '--no-progress', '--port', String(api), '--save', join(dir, 'run2'), '--json', '-', '--', process.execPath, 'server.js'], { cwd: dir, env: { PORTS_FILE: ports, API_PORT: String(api) }, timeout: 60000 })
+  assert.equal(chosen.code, 0, chosen.stderr)
+  const [metrics2] = JSON.parse(await readFile(ports, 'utf8'))
+  assert.equal(JSON.parse(chosen.stdout).run.url, `http://127.0.0.1:${api}/`)
+  assert.deepEqual(JSON.parse(chosen.stdout).measured.facts.otherPorts, [metrics2])
+})
+
 test('bad invocations: one clear line, non-zero exit, no stack trace', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
   const cases = [

@@ -23,8 +23,9 @@ export { THRESHOLDS }
  */
 
 /**
- * A verdict's facts, with the CPU other processes used when it was enough to distort them (else null).
- * @typedef {RuleFacts & { otherCores: number | null, growingCost: GrowingCost | null }} VerdictFacts
+ * A verdict's facts, with the CPU other processes used when it was enough to distort them (else null), and the
+ * other ports the target served HTTP on, which the verdict is not about (else null).
+ * @typedef {RuleFacts & { otherCores: number | null, otherPorts: number[] | null, growingCost: GrowingCost | null }} VerdictFacts
  */
 
 /**
@@ -204,7 +205,8 @@ export function decide (s) {
   const rule = /** @type {typeof RULES[number]} */ (RULES.find(r => r.holds(s)))
   const busy = s.otherCores !== null && s.otherCores >= THRESHOLDS.otherCores
   const growingCost = rule.category === 'insufficient-data' ? null : growingCostOf(s)
-  return { category: rule.category, facts: { ...rule.facts(s), otherCores: busy ? s.otherCores : null, growingCost } }
+  const otherPorts = s.otherPorts.length > 0 ? s.otherPorts : null
+  return { category: rule.category, facts: { ...rule.facts(s), otherCores: busy ? s.otherCores : null, otherPorts, growingCost } }
 }
 
 /**

@@ -12,7 +12,8 @@ import { checkedProfile } from './run-profile-check.js'
  * @property {number} threadId 0 for a process's main thread
  * @property {Record<string, any>} hello what the probe said of itself (argv, role, node version…)
  * @property {(import('../sampling/sampler.js').Sample & { requests: import('../probe/requests.js').RequestStats[] })[]} samples
- * @property {{ time: number, port: number, address: string }[]} listening
+ * @property {{ time: number, port: number, address: string, http?: boolean }[]} listening every port the thread
+ *   listened on (`http`: whether an HTTP server, in runs recorded since the probe said)
  * @property {any[]} listeners the latest listener-growth snapshot
  * @property {{ time: number, agents: any[] }[]} agents every agent-pool snapshot
  * @property {import('../sampling/env-reads.js').EnvRead[]} env the environment variables the app read, each at its

@@ -57,6 +57,19 @@ export function servingThreads (data, port, start, end) {
 }
 
 /**
+ * The other ports on which the target served HTTP by the window's end, in the order they opened: a server that opens
+ * a metrics or admin port before its API has the first loaded, and the verdict is about that one.
+ * @param {RunData} data
+ * @param {number} port the loaded one
+ * @param {number} end
+ * @returns {number[]}
+ */
+export function otherHttpPorts (data, port, end) {
+  const opened = data.threads.flatMap(t => t.listening).filter(l => l.http === true && l.port !== port && l.time <= end)
+  return [...new Set(opened.sort((a, b) => a.time - b.time).map(l => l.port))]
+}
+
+/**
  * The serving processes' main threads' samples in the window.
  * @param {RunData} data
  * @param {Serving} serving

@@ -9,7 +9,7 @@ import { gcFigures, loopFigures, loopUtilization } from './signals-loop.js'
 import { memoryFigures } from './signals-memory.js'
 import { agentPressure, outgoingCalls } from './signals-outgoing.js'
 import { envReads } from './signals-env.js'
-import { mainSamples, requestCounts, servingThreads, threadKey } from './signals-serving.js'
+import { mainSamples, otherHttpPorts, requestCounts, servingThreads, threadKey } from './signals-serving.js'
 import { roleOf, summarizeThread } from './signals-threads.js'
 import { computeWaits } from './waits.js'
 
@@ -62,6 +62,7 @@ import { computeWaits } from './waits.js'
  * @property {ThreadSummary[]} threads every thread that sampled during the window
  * @property {{ pid: number, threadId: number, at: number }[]} exitedThreads worker threads of the serving processes
  *   that exited during the load (seconds into it): what was sent to them is lost, or waits
+ * @property {number[]} otherPorts the other ports the target served HTTP on by the window's end: not loaded
  * @property {number | null} otherCores cores' worth of CPU that processes other than hotpath, the target and its
  *   backends used during the window (null when the run did not record it): a busy machine distorts every figure
  * @property {{ cores: number, processes: { pid: number, name: string, cpuMs: number, port: number }[] } | null} backends
@@ -117,6 +118,7 @@ export function computeSignals (data) {
     outgoing: outgoingCalls(data, serving.processThreads, start, end, finished, serverTimeMean),
     cost: costTrend(serving.samples, processSamples, port, start, COST_LIMITS),
     waits: savingsAtMeanTime(computeWaits(serving.threads, start, end, data.run.cwd), serverTimeMean),
+    otherPorts: otherHttpPorts(data, port, end),
     otherCores: otherCores(data, serving.of, seconds, backends),
     backends,
     threads: data.threads.map(t => summarizeThread(t, serving.of(t), serving.keys.has(threadKey(t)), port, seconds, roleOf(t, data.threads))).filter(t => t.samples > 0),

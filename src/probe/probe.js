@@ -13,7 +13,7 @@ import { WaitTracer } from '../sampling/waits.js'
 import { PoolWatcher } from '../sampling/pools.js'
 import { DriverOps } from '../sampling/driver-ops.js'
 import { EnvWatcher } from '../sampling/env-reads.js'
-import { RequestTracker } from './requests.js'
+import { RequestTracker, isHttpServer } from './requests.js'
 import { EventLog } from './event-log.js'
 import { LoadProfiles } from './load-profiles.js'
 import { ThreadWindows, WAIT_MS } from './thread-windows.js'
@@ -253,7 +253,7 @@ export class Probe {
    * @param {object} server
    */
   onListening (port, address, server) {
-    this.log.write({ type: 'listening', time: Date.now(), port, address })
+    this.log.write({ type: 'listening', time: Date.now(), port, address, http: isHttpServer(server) })
     this.requests.watch(server, port)
     // By now the app has set its listener limits (the post-mortem's `defaultMaxListeners = Infinity` included).
     this.listeners.refresh()

@@ -59,7 +59,7 @@ export class RequestTracker {
    */
   watch (server, port) {
     if (!this.active || this.servers.has(server)) return
-    if (!(server instanceof http.Server) && !(server instanceof https.Server)) return
+    if (!isHttpServer(server)) return
     this.servers.add(server)
     /** @type {Watched} */
     const w = { stats: { port, started: 0, finished: 0, inflight: 0 }, sockets: new Set(), inflight: 0, started: 0, reported: 0 }
@@ -119,6 +119,14 @@ export class RequestTracker {
     }
     return out
   }
+}
+
+/**
+ * Whether a listening server speaks HTTP: node:http's and node:https's, and what frameworks build on them.
+ * @param {unknown} server
+ */
+export function isHttpServer (server) {
+  return server instanceof http.Server || server instanceof https.Server
 }
 
 /**

@@ -25,7 +25,7 @@ const CATEGORY_TITLE = {
  */
 export function formatDiagnosis (diagnosis, opts = {}) {
   const d = wordDiagnosis(diagnosis)
-  const lines = [`hotpath doctor: ${d.category} (${CATEGORY_TITLE[d.category]})${damageNote(d)}`]
+  const lines = [`hotpath doctor: ${d.category} (${CATEGORY_TITLE[d.category]})${damageNote(d)}${portNote(d)}`]
   for (const w of d.warnings ?? []) lines.push(`  ! ${warningLine(w, opts.cwd)}`)
   lines.push('', `  ${d.summary}`, '')
   if (d.run.exit.crashed || d.failure?.category === 'target-failed') {
@@ -102,6 +102,21 @@ export function damageNote (d) {
   if (affects.has('verdict')) return ` — unreliable: ${why}`
   if (affects.has('culprits')) return ` — culprits incomplete: ${why}`
   return ''
+}
+
+/**
+ * A verdict about one of the ports the target served HTTP on says so on its first line: an app that opens a metrics
+ * port before its API has the metrics port loaded, and "healthy" alone would pass for the API's.
+ * @param {Diagnosis} d
+ */
+function portNote (d) {
+  const others = d.measured?.facts?.otherPorts
+  if (!others || others.length === 0) return ''
+  let port = ''
+  try {
+    port = new URL(d.run.url).port
+  } catch {}
+  return ` — port ${port || 'loaded'} only; it also served HTTP on ${others.join(', ')}`
 }
 
 /**
