@@ -278,13 +278,13 @@ test('--on-port runs the user\'s own load; the window is its lifetime', async ()
   assert.ok(evidence(d, 'requests-per-second').value > 100)
 })
 
-test('a server that opens a metrics port before its API: the verdict says it is about the first port only, and names the other', async () => {
+test('a server that opens a metrics port before its API: doctor, flame and load say they loaded the first port only, and name the other', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
   await writeFile(join(dir, 'server.js'), "const http = require('http')\nconst { writeFileSync } = require('fs')\n" +
     "const metrics = http.createServer((req, res) => res.end('up 1\\n'))\n" +
     "metrics.listen(0, '127.0.0.1', () => {\n" +
     "  const api = http.createServer((req, res) => res.end('{}')).listen(Number(process.env.API_PORT), '127.0.0.1', () => {\n" +
-    "    writeFileSync(process.env.PORTS_FILE, JSON.stringify([metrics.address().port, api.address().port]))\n  })\n})\n" +
+    '    writeFileSync(process.env.PORTS_FILE, JSON.stringify([metrics.address().port, api.address().port]))\n  })\n})\n' +
     // A TCP service of its own protocol is not an HTTP port to offer.
     "require('net').createServer(() => {}).listen(0, '127.0.0.1')\n")
   const ports = join(dir, 'ports.json')
@@ -302,6 +302,16 @@ test('a server that opens a metrics port before its API: the verdict says it is 
   const [metrics2] = JSON.parse(await readFile(ports, 'utf8'))
   assert.equal(JSON.parse(chosen.stdout).run.url, `http://127.0.0.1:${api}/`)
   assert.deepEqual(JSON.parse(chosen.stdout).measured.facts.otherPorts, [metrics2])
+
+  const flame = await hotpath(['flame', '-d', '1', '--no-progress', '-o', join(dir, 'flame'), '--', process.execPath, 'server.js'], { cwd: dir, env: { PORTS_FILE: ports, API_PORT: '0' }, timeout: 60000 })
+  assert.equal(flame.code, 0, flame.stderr)
+  const [metrics3, api3] = JSON.parse(await readFile(ports, 'utf8'))
+  assert.ok(flame.stderr.includes(`hotpath flame: the load went to port ${metrics3} only: the target also served HTTP on port ${api3}, which was not loaded (--port ${api3} loads it).`), flame.stderr)
+
+  const load = await hotpath(['load', '-d', '1', '--no-progress', '--', process.execPath, 'server.js'], { cwd: dir, env: { PORTS_FILE: ports, API_PORT: '0' }, timeout: 60000 })
+  assert.equal(load.code, 0, load.stderr)
+  const [metrics4, api4] = JSON.parse(await readFile(ports, 'utf8'))
+  assert.ok(load.stderr.includes(`hotpath load: the load went to http://127.0.0.1:${metrics4}/ only: the target also served HTTP on port ${api4}, which was not loaded (--port ${api4} loads it).`), load.stderr)
 })
 
 test('bad invocations: one clear line, non-zero exit, no stack trace', async () => {

@@ -8,6 +8,8 @@ import { readProfileFile } from '../profile/cpuprofile.js'
 import { writeProfileFiles } from './flame-files.js'
 import { formatCulprits } from '../report/flame/culprits-text.js'
 import { runFailure } from '../analysis/run-failure.js'
+import { otherHttpPorts } from '../analysis/signals-serving.js'
+import { otherPortsSentence } from '../report/words/ports.js'
 import { excerpt } from '../report/doctor-text.js'
 import { numberFlag } from './args.js'
 import { recordFromFlags, TARGET_FLAGS } from './target-run.js'
@@ -82,6 +84,7 @@ export async function run (args, io) {
       for (const line of excerpt(outcome.stderr, outcome.failure.error?.message)) io.stderr.write(`  | ${line}\n`)
     }
   }
+  if (live && live.otherPorts.length > 0) io.stderr.write(`hotpath flame: the load went to port ${live.port} only:${otherPortsSentence(live.otherPorts)}\n`)
   report(result, { json: values.json === true, top, outcome }, io)
   return outcomeExit(outcome)
 }
@@ -116,7 +119,7 @@ function outcomeHeadline ({ failure, interruptedBy, at }) {
  * @param {Record<string, unknown>} values
  * @param {string[]} command
  * @param {import('./main.js').Io} io
- * @returns {Promise<{ captured: Parameters<typeof writeProfileFiles>[0] & { appRoot?: string }, outcome: Outcome, command: string[] }>}
+ * @returns {Promise<{ captured: Parameters<typeof writeProfileFiles>[0] & { appRoot?: string }, outcome: Outcome, command: string[], port: number, otherPorts: number[] }>}
  */
 async function captureLive (values, command, io) {
   const profileInterval = /** @type {number} */ (numberFlag('interval', /** @type {string | undefined} */ (values.interval) ?? String(DEFAULT_INTERVAL), { integer: true }))
@@ -142,7 +145,8 @@ async function captureLive (values, command, io) {
       throw new TargetError(message, { exitCode: failure ? outcomeExit(outcome) : 4, stderr: record.stderr })
     }
     const main = data.threads.find(t => serving.has(t.pid)) ?? data.threads[0]
-    return { captured: { type: 'cpu', profiles, appRoot: main ? appRootOf(main.hello, data.run.cwd) : undefined }, outcome, command: record.command }
+    const otherPorts = otherHttpPorts(data, port, record.loadWindow.end)
+    return { captured: { type: 'cpu', profiles, appRoot: main ? appRootOf(main.hello, data.run.cwd) : undefined }, outcome, command: record.command, port, otherPorts }
   } finally {
     await rm(runDir, { recursive: true, force: true })
   }

@@ -181,6 +181,7 @@ function readSaved (dir) {
     runDir: resolve(dir),
     url: String(saved.url ?? ''),
     pid: Number(saved.pid) || 0,
+    otherPorts: Array.isArray(saved.otherPorts) ? saved.otherPorts.filter((/** @type {unknown} */ p) => Number.isInteger(p)) : [],
     phases: saved.load.phases,
     // Files are found where the run directory is now, wherever it was recorded.
     snapshots: saved.snapshots.map((/** @type {any} */ s) => ({ ...s, file: join(dir, s.name) })),

@@ -6,7 +6,8 @@ import { withMarks } from '../load/result.js'
 import { framed } from '../load/result-log.js'
 import { formatLoadResult, headlines } from '../report/load-text.js'
 import { Progress } from '../report/progress.js'
-import { describeExit, TargetProcess } from '../run/target-process.js'
+import { otherPortsSentence } from '../report/words/ports.js'
+import { describeExit, otherHttpPorts, TargetProcess } from '../run/target-process.js'
 import { durationFlag, numberFlag } from './args.js'
 import { LOAD_FLAGS, loadOptionsFromFlags } from './load-options.js'
 import { LOAD_FAILED, signalExit, TARGET_FAILED } from './exit-codes.js'
@@ -200,6 +201,10 @@ async function measure (loadOptions, plan, noProgress, io, stop, target) {
     throw err
   } finally {
     progress.stop()
+    if (target) {
+      const others = otherHttpPorts(target.listening, Number(new URL(loadOptions.url).port))
+      if (others.length > 0) io.stderr.write(`hotpath load: the load went to ${loadOptions.url} only:${otherPortsSentence(others)}\n`)
+    }
     await target?.stop()
   }
 }

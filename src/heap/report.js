@@ -12,6 +12,7 @@ import { analyseSnapshots } from './analyse.js'
  * @property {string[]} target the command that was run
  * @property {string} url
  * @property {number} pid the process whose heap was taken (0 before one listened)
+ * @property {number[]} otherPorts the other ports the target served HTTP on: the verdict is not about them
  * @property {string} runDir
  * @property {boolean} interrupted
  * @property {{ category: 'target-failed' | 'load-failed', detail: string, stderr: string[] } | null} failure
@@ -55,6 +56,7 @@ export async function buildHeapReport ({ command, run }) {
     target: command,
     url: run.url,
     pid: run.pid,
+    otherPorts: run.otherPorts ?? [],
     runDir: run.runDir,
     interrupted: run.interrupted,
     failure: run.failure,

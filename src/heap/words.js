@@ -2,6 +2,7 @@
 // each group's retainer path from the leaked object up to the name that holds it.
 import { relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { otherPortsNote, otherPortsSentence } from '../report/words/ports.js'
 
 /** Bytes of survivors that are worth a warning even when no group of them is large enough to grow with load. */
 const SPREAD_BYTES = 5 * 1024 * 1024
@@ -58,6 +59,14 @@ function describe (c, cwd, verb = 'is kept') {
  * @param {string} cwd
  */
 export function verdictLine (report, cwd) {
+  return verdictOf(report, cwd) + otherPortsNote(report.url, report.otherPorts)
+}
+
+/**
+ * @param {import('./report.js').HeapReport} report
+ * @param {string} cwd
+ */
+function verdictOf (report, cwd) {
   if (report.failure) return `hotpath heap: ${report.failure.detail}; ${report.snapshots.length} of 3 snapshots taken, nothing analysed`
   if (report.interrupted && report.snapshots.length < 3) return `hotpath heap: interrupted during the ${report.load.phases.at(-1)?.name ?? 'warm-up'} phase; ${report.snapshots.length} of 3 snapshots taken, nothing analysed`
   const n = report.culprits.length
@@ -85,6 +94,7 @@ export function formatHeapReport (report, cwd) {
   }
   const phases = report.load.phases.map(p => `${p.name} ${number.format(p.requests)} requests`).join(', ')
   if (phases) lines.push(`Load: ${phases}`)
+  if (report.otherPorts?.length) lines.push(`This run loaded one port:${otherPortsSentence(report.otherPorts)}`)
   report.culprits.forEach((c, i) => {
     lines.push('', `${i + 1}. ${describe(c, cwd, 'kept')}`)
     c.retainers.forEach((r, k) => {

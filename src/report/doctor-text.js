@@ -1,6 +1,7 @@
 import { relative } from 'node:path'
 import { culpritShare, formatBytes, formatCount, formatMs, formatPercent, formatValue, table } from './format.js'
 import { wordDiagnosis } from './words/diagnosis.js'
+import { otherPortsNote } from './words/ports.js'
 import { experimentLines } from './experiments-text.js'
 
 /** @typedef {import('./words/diagnosis.js').Diagnosis} Diagnosis */
@@ -25,7 +26,7 @@ const CATEGORY_TITLE = {
  */
 export function formatDiagnosis (diagnosis, opts = {}) {
   const d = wordDiagnosis(diagnosis)
-  const lines = [`hotpath doctor: ${d.category} (${CATEGORY_TITLE[d.category]})${damageNote(d)}${portNote(d)}`]
+  const lines = [`hotpath doctor: ${d.category} (${CATEGORY_TITLE[d.category]})${damageNote(d)}${otherPortsNote(d.run.url, d.measured?.facts?.otherPorts)}`]
   for (const w of d.warnings ?? []) lines.push(`  ! ${warningLine(w, opts.cwd)}`)
   lines.push('', `  ${d.summary}`, '')
   if (d.run.exit.crashed || d.failure?.category === 'target-failed') {
@@ -102,21 +103,6 @@ export function damageNote (d) {
   if (affects.has('verdict')) return ` — unreliable: ${why}`
   if (affects.has('culprits')) return ` — culprits incomplete: ${why}`
   return ''
-}
-
-/**
- * A verdict about one of the ports the target served HTTP on says so on its first line: an app that opens a metrics
- * port before its API has the metrics port loaded, and "healthy" alone would pass for the API's.
- * @param {Diagnosis} d
- */
-function portNote (d) {
-  const others = d.measured?.facts?.otherPorts
-  if (!others || others.length === 0) return ''
-  let port = ''
-  try {
-    port = new URL(d.run.url).port
-  } catch {}
-  return ` — port ${port || 'loaded'} only; it also served HTTP on ${others.join(', ')}`
 }
 
 /**

@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { load } from '../load/load.js'
 import { TargetError, UsageError } from '../errors.js'
-import { TargetProcess, describeExit, listeningUrl } from './target-process.js'
+import { TargetProcess, describeExit, listeningUrl, otherHttpPorts } from './target-process.js'
 import { freshRunDir } from './run-dir.js'
 import { attachedTarget, inspectProcess } from './attach.js'
 
@@ -39,6 +39,7 @@ export const PHASES = /** @type {const} */ (['warm-up', 'growth', 'settle'])
  * @property {string} runDir
  * @property {string} url
  * @property {number} pid the process whose heap was taken
+ * @property {number[]} otherPorts the other ports the target served HTTP on, which were not loaded
  * @property {PhaseRecord[]} phases the phases that ran
  * @property {{ name: string, file: string, bytes: number, ms: number }[]} snapshots taken
  * @property {{ file: string } | { error: string } | null} allocations the allocation profile of the growth and settle
@@ -61,7 +62,8 @@ export async function recordHeapRun (options) {
   const target = options.attach ? attachedTarget(options.attach, { env }) : new TargetProcess(options.command, { env })
   await target.start()
   /** @type {HeapRunRecord} */
-  const record = { runDir, url: '', pid: 0, phases: [], snapshots: [], allocations: null, failure: null, interrupted: false }
+  const record = { runDir, url: '', pid: 0, otherPorts: [], phases: [], snapshots: [], allocations: null, failure: null, interrupted: false }
+  let loadedPort = 0
   const abort = new AbortController()
   const onAbort = () => abort.abort()
   options.signal?.addEventListener('abort', onAbort, { once: true })
@@ -70,6 +72,7 @@ export async function recordHeapRun (options) {
     const listening = await target.waitForListening({ timeout: options.listenTimeout, port: options.port })
     record.url = listeningUrl(listening, options.path)
     record.pid = listening.pid
+    loadedPort = listening.port
     const peer = await probeOf(target, listening.pid)
     if (peer === null) {
       throw new UsageError(`the process listening on port ${listening.port} (pid ${listening.pid}) runs no hotpath probe: hotpath heap needs a Node.js server started with NODE_OPTIONS kept`)
@@ -110,6 +113,7 @@ export async function recordHeapRun (options) {
     record.failure = { category: 'target-failed', detail: `the target exited ${describeExit(target.exitInfo)} during the ${during} phase`, stderr: target.tail() }
   }
   record.interrupted = Boolean(options.signal?.aborted) && record.failure === null
+  if (loadedPort !== 0) record.otherPorts = otherHttpPorts(target.listening, loadedPort)
   await target.stop()
   return record
 }

@@ -1,4 +1,5 @@
 import { formatBytes, formatMs, formatPercent } from '../format.js'
+import { otherPortsSentence } from './ports.js'
 import { topWaitSentence } from './waits.js'
 
 /** @typedef {import('../../analysis/rules.js').VerdictFacts} VerdictFacts */
@@ -12,16 +13,7 @@ export function verdictSummary (f) {
   const busy = f.otherCores !== null
     ? ` Other processes used ${f.otherCores.toFixed(1)} cores during the run, so this may be the machine rather than the server: run again on a quiet one.`
     : ''
-  return ruleSentence(f) + (f.growingCost ? growingCostSentence(f.growingCost) : '') + busy + (f.otherPorts ? otherPortsSentence(f.otherPorts) : '')
-}
-
-/**
- * The verdict is about the loaded port only: the others the target served HTTP on are named, with how to load one.
- * @param {number[]} ports
- */
-function otherPortsSentence (ports) {
-  const list = ports.length === 1 ? `port ${ports[0]}` : `ports ${ports.slice(0, -1).join(', ')} and ${ports.at(-1)}`
-  return ` This is about the port that was loaded: the target also served HTTP on ${list}, which ${ports.length === 1 ? 'was' : 'were'} not loaded (--port ${ports[0]} loads ${ports.length === 1 ? 'it' : 'the first'}).`
+  return ruleSentence(f) + (f.growingCost ? growingCostSentence(f.growingCost) : '') + busy + (f.otherPorts ? ` This is about the port that was loaded:${otherPortsSentence(f.otherPorts)}` : '')
 }
 
 /**
