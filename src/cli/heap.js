@@ -8,6 +8,7 @@ import { allocationFlame } from './heap-allocations.js'
 import { buildHeapReport } from '../heap/report.js'
 import { formatHeapReport, verdictLine } from '../heap/words.js'
 import { renderHeapPage } from '../heap/html.js'
+import { otherPortsNote } from '../report/words/ports.js'
 import { durationFlag, numberFlag } from './args.js'
 import { LOAD_FLAGS, loadOptionsFromFlags } from './load-options.js'
 import { attachFromFlags, TARGET_FLAGS } from './target-run.js'
@@ -115,7 +116,7 @@ export async function run ({ values, positionals, command }, io) {
  * @param {NodeJS.Signals | null} interruptedBy
  */
 async function finish (report, values, jsonFile, io, interruptedBy) {
-  report.verdict = verdictLine(report, process.cwd())
+  report.verdict = verdictLine(report, process.cwd()) + otherPortsNote(report.url, report.otherPorts, { hint: true })
   if (jsonFile !== undefined) {
     const json = JSON.stringify(report, null, 2) + '\n'
     if (jsonFile === '-') io.stdout.write(json)

@@ -2,7 +2,6 @@
 // each group's retainer path from the leaked object up to the name that holds it.
 import { relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { otherPortsNote, otherPortsSentence } from '../report/words/ports.js'
 
 /** Bytes of survivors that are worth a warning even when no group of them is large enough to grow with load. */
 const SPREAD_BYTES = 5 * 1024 * 1024
@@ -59,14 +58,6 @@ function describe (c, cwd, verb = 'is kept') {
  * @param {string} cwd
  */
 export function verdictLine (report, cwd) {
-  return verdictOf(report, cwd) + otherPortsNote(report.url, report.otherPorts)
-}
-
-/**
- * @param {import('./report.js').HeapReport} report
- * @param {string} cwd
- */
-function verdictOf (report, cwd) {
   if (report.failure) return `hotpath heap: ${report.failure.detail}; ${report.snapshots.length} of 3 snapshots taken, nothing analysed`
   if (report.interrupted && report.snapshots.length < 3) return `hotpath heap: interrupted during the ${report.load.phases.at(-1)?.name ?? 'warm-up'} phase; ${report.snapshots.length} of 3 snapshots taken, nothing analysed`
   const n = report.culprits.length
@@ -88,13 +79,13 @@ function verdictOf (report, cwd) {
  * @param {string} cwd
  */
 export function formatHeapReport (report, cwd) {
-  const lines = [verdictLine(report, cwd)]
+  // The CLI's first line (report.verdict) may say more than the snapshots do: which port the run loaded.
+  const lines = [report.verdict || verdictLine(report, cwd)]
   if (report.failure) {
     for (const l of report.failure.stderr) lines.push(`  | ${l}`)
   }
   const phases = report.load.phases.map(p => `${p.name} ${number.format(p.requests)} requests`).join(', ')
   if (phases) lines.push(`Load: ${phases}`)
-  if (report.otherPorts?.length) lines.push(`This run loaded one port:${otherPortsSentence(report.otherPorts)}`)
   report.culprits.forEach((c, i) => {
     lines.push('', `${i + 1}. ${describe(c, cwd, 'kept')}`)
     c.retainers.forEach((r, k) => {

@@ -4,15 +4,16 @@
  * grows" alone would pass for the API's.
  * @param {string} url what was loaded
  * @param {readonly number[] | null | undefined} others the other ports, in the order they opened
+ * @param {{ hint?: boolean }} [opts] add how to load the first of them, for a report that says it nowhere else
  * @returns {string} '' when there were none
  */
-export function otherPortsNote (url, others) {
+export function otherPortsNote (url, others, opts = {}) {
   if (!others || others.length === 0) return ''
   let port = ''
   try {
     port = new URL(url).port
   } catch {}
-  return ` — port ${port || 'loaded'} only; it also served HTTP on ${others.join(', ')}`
+  return ` — port ${port || 'loaded'} only; it also served HTTP on ${others.join(', ')}${opts.hint ? ` (--port ${others[0]} loads ${others.length === 1 ? 'it' : 'the first'})` : ''}`
 }
 
 /**
