@@ -1,6 +1,8 @@
 // Which threads serve the loaded port, their samples in the load window, and the requests they finished: what every
 // other signal is computed over.
 
+import { otherHttpPorts } from '../other-ports.js'
+
 /** @typedef {import('./run-data.js').RunData} RunData */
 /** @typedef {import('./run-data.js').ThreadRecord} ThreadRecord */
 /** @typedef {ThreadRecord['samples'][number]} Sample */
@@ -57,16 +59,16 @@ export function servingThreads (data, port, start, end) {
 }
 
 /**
- * The other ports on which the target served HTTP by the window's end, in the order they opened: a server that opens
- * a metrics or admin port before its API has the first loaded, and the verdict is about that one.
+ * The other ports on which the target served HTTP by the window's end, in the order they opened, from every thread's
+ * event log.
  * @param {RunData} data
  * @param {number} port the loaded one
  * @param {number} end
  * @returns {number[]}
  */
-export function otherHttpPorts (data, port, end) {
-  const opened = data.threads.flatMap(t => t.listening).filter(l => l.http === true && l.port !== port && l.time <= end)
-  return [...new Set(opened.sort((a, b) => a.time - b.time).map(l => l.port))]
+export function recordedOtherPorts (data, port, end) {
+  const opened = data.threads.flatMap(t => t.listening).filter(l => l.time <= end).sort((a, b) => a.time - b.time)
+  return otherHttpPorts(opened, port)
 }
 
 /**

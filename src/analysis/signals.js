@@ -9,7 +9,7 @@ import { gcFigures, loopFigures, loopUtilization } from './signals-loop.js'
 import { memoryFigures } from './signals-memory.js'
 import { agentPressure, outgoingCalls } from './signals-outgoing.js'
 import { envReads } from './signals-env.js'
-import { mainSamples, otherHttpPorts, requestCounts, servingThreads, threadKey } from './signals-serving.js'
+import { mainSamples, recordedOtherPorts, requestCounts, servingThreads, threadKey } from './signals-serving.js'
 import { roleOf, summarizeThread } from './signals-threads.js'
 import { computeWaits } from './waits.js'
 
@@ -118,7 +118,7 @@ export function computeSignals (data) {
     outgoing: outgoingCalls(data, serving.processThreads, start, end, finished, serverTimeMean),
     cost: costTrend(serving.samples, processSamples, port, start, COST_LIMITS),
     waits: savingsAtMeanTime(computeWaits(serving.threads, start, end, data.run.cwd), serverTimeMean),
-    otherPorts: otherHttpPorts(data, port, end),
+    otherPorts: recordedOtherPorts(data, port, end),
     otherCores: otherCores(data, serving.of, seconds, backends),
     backends,
     threads: data.threads.map(t => summarizeThread(t, serving.of(t), serving.keys.has(threadKey(t)), port, seconds, roleOf(t, data.threads))).filter(t => t.samples > 0),

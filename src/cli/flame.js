@@ -8,7 +8,7 @@ import { readProfileFile } from '../profile/cpuprofile.js'
 import { writeProfileFiles } from './flame-files.js'
 import { formatCulprits } from '../report/flame/culprits-text.js'
 import { runFailure } from '../analysis/run-failure.js'
-import { otherHttpPorts } from '../analysis/signals-serving.js'
+import { recordedOtherPorts } from '../analysis/signals-serving.js'
 import { otherPortsSentence } from '../report/words/ports.js'
 import { excerpt } from '../report/doctor-text.js'
 import { numberFlag } from './args.js'
@@ -145,7 +145,7 @@ async function captureLive (values, command, io) {
       throw new TargetError(message, { exitCode: failure ? outcomeExit(outcome) : 4, stderr: record.stderr })
     }
     const main = data.threads.find(t => serving.has(t.pid)) ?? data.threads[0]
-    const otherPorts = otherHttpPorts(data, port, record.loadWindow.end)
+    const otherPorts = recordedOtherPorts(data, port, record.loadWindow.end)
     return { captured: { type: 'cpu', profiles, appRoot: main ? appRootOf(main.hello, data.run.cwd) : undefined }, outcome, command: record.command, port, otherPorts }
   } finally {
     await rm(runDir, { recursive: true, force: true })

@@ -7,7 +7,8 @@ import { framed } from '../load/result-log.js'
 import { formatLoadResult, headlines } from '../report/load-text.js'
 import { Progress } from '../report/progress.js'
 import { otherPortsSentence } from '../report/words/ports.js'
-import { describeExit, otherHttpPorts, TargetProcess } from '../run/target-process.js'
+import { describeExit, TargetProcess } from '../run/target-process.js'
+import { otherHttpPorts } from '../other-ports.js'
 import { durationFlag, numberFlag } from './args.js'
 import { LOAD_FLAGS, loadOptionsFromFlags } from './load-options.js'
 import { LOAD_FAILED, signalExit, TARGET_FAILED } from './exit-codes.js'
@@ -201,10 +202,6 @@ async function measure (loadOptions, plan, noProgress, io, stop, target) {
     throw err
   } finally {
     progress.stop()
-    if (target) {
-      const others = otherHttpPorts(target.listening, Number(new URL(loadOptions.url).port))
-      if (others.length > 0) io.stderr.write(`hotpath load: the load went to ${loadOptions.url} only:${otherPortsSentence(others)}\n`)
-    }
     await target?.stop()
   }
 }
@@ -236,6 +233,9 @@ async function report (result, values, io, stop, target) {
     io.stdout.write(formatLoadResult(result, { command: 'load', notes }))
   }
   if (crashed && target) for (const line of target.tail()) io.stderr.write(`  | ${line}\n`)
+  // After the result: a run that failed says so first; this only says where it went.
+  const others = target ? otherHttpPorts(target.listening, Number(new URL(result.url).port)) : []
+  if (others.length > 0) io.stderr.write(`hotpath load: the load went to ${result.url} only:${otherPortsSentence(others)}\n`)
   if (stop.signalled !== null) return signalExit(stop.signalled)
   if (crashed) return TARGET_FAILED
   if (result.failed) return LOAD_FAILED

@@ -2,12 +2,11 @@
 // thread only, and taken out again completely when hotpath says `detach` — or when hotpath's end of the channel goes
 // away. Unlike preload.js it never stops the target: hotpath gone means the probe leaves, and the process serves on.
 import { existsSync } from 'node:fs'
-import http from 'node:http'
-import https from 'node:https'
 import net from 'node:net'
 import tls from 'node:tls'
 import { openChannel } from './channel.js'
 import { Probe } from './probe.js'
+import { isHttpServer } from './requests.js'
 import { unhookConnect } from '../sampling/connect-hook.js'
 
 /** Marks a process that has a probe attached now: a second hotpath must not attach over it. */
@@ -133,7 +132,7 @@ function watchServers (probe, channel, candidates, added) {
       address: address.address,
       family: address.family,
       tls: server instanceof tls.Server,
-      http: server instanceof http.Server || server instanceof https.Server
+      http: isHttpServer(server)
     })
   }
   return found

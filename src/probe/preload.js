@@ -2,12 +2,11 @@
 // It runs in every Node process of the target's tree (npm, the server, cluster workers) and in its worker threads, and
 // does nothing unless HOTPATH_CHANNEL names hotpath's socket. With HOTPATH_RUN_DIR (doctor) it also starts the full
 // probe. Whatever happens here must never throw into the target, change its behaviour, or keep it alive.
-import http from 'node:http'
-import https from 'node:https'
 import net from 'node:net'
 import tls from 'node:tls'
 import { isMainThread, threadId } from 'node:worker_threads'
 import { openChannel } from './channel.js'
+import { isHttpServer } from './requests.js'
 
 /** Set in the main thread's environment while the load runs, to the loaded port: worker threads made then copy it. */
 const LOADING = 'HOTPATH_LOADING'
@@ -101,7 +100,7 @@ function reportListening (channel, probe) {
             family: address.family,
             tls: this instanceof tls.Server,
             // An app may open other listeners first (an internal TCP service, a metrics port of its own protocol).
-            http: this instanceof http.Server || this instanceof https.Server
+            http: isHttpServer(this)
           })
         }
       } catch {}

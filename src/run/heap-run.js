@@ -5,7 +5,8 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { load } from '../load/load.js'
 import { TargetError, UsageError } from '../errors.js'
-import { TargetProcess, describeExit, listeningUrl, otherHttpPorts } from './target-process.js'
+import { TargetProcess, describeExit, listeningUrl } from './target-process.js'
+import { otherHttpPorts } from '../other-ports.js'
 import { freshRunDir } from './run-dir.js'
 import { attachedTarget, inspectProcess } from './attach.js'
 
@@ -63,7 +64,6 @@ export async function recordHeapRun (options) {
   await target.start()
   /** @type {HeapRunRecord} */
   const record = { runDir, url: '', pid: 0, otherPorts: [], phases: [], snapshots: [], allocations: null, failure: null, interrupted: false }
-  let loadedPort = 0
   const abort = new AbortController()
   const onAbort = () => abort.abort()
   options.signal?.addEventListener('abort', onAbort, { once: true })
@@ -72,7 +72,6 @@ export async function recordHeapRun (options) {
     const listening = await target.waitForListening({ timeout: options.listenTimeout, port: options.port })
     record.url = listeningUrl(listening, options.path)
     record.pid = listening.pid
-    loadedPort = listening.port
     const peer = await probeOf(target, listening.pid)
     if (peer === null) {
       throw new UsageError(`the process listening on port ${listening.port} (pid ${listening.pid}) runs no hotpath probe: hotpath heap needs a Node.js server started with NODE_OPTIONS kept`)
@@ -113,7 +112,7 @@ export async function recordHeapRun (options) {
     record.failure = { category: 'target-failed', detail: `the target exited ${describeExit(target.exitInfo)} during the ${during} phase`, stderr: target.tail() }
   }
   record.interrupted = Boolean(options.signal?.aborted) && record.failure === null
-  if (loadedPort !== 0) record.otherPorts = otherHttpPorts(target.listening, loadedPort)
+  if (record.url !== '') record.otherPorts = otherHttpPorts(target.listening, Number(new URL(record.url).port))
   await target.stop()
   return record
 }

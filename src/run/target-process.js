@@ -279,17 +279,6 @@ function speaksHttp (host, port) {
 const sleep = (ms) => new Promise(resolve => setTimeout(resolve, ms))
 
 /**
- * The other ports the target served HTTP on, in the order they opened: a verdict about the loaded port is not about
- * these (an app's API, when its metrics port opened first and was loaded).
- * @param {{ port: number, http?: boolean }[]} listening what the probes reported
- * @param {number} port the loaded one
- * @returns {number[]}
- */
-export function otherHttpPorts (listening, port) {
-  return [...new Set(listening.filter(l => l.http === true && l.port !== port).map(l => l.port))]
-}
-
-/**
  * The URL of a path on what a target listens on (an IPv6 address in brackets).
  * @param {{ host: string, port: number, tls: boolean }} listening
  * @param {string} path

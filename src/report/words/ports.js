@@ -13,7 +13,7 @@ export function otherPortsNote (url, others, opts = {}) {
   try {
     port = new URL(url).port
   } catch {}
-  return ` — port ${port || 'loaded'} only; it also served HTTP on ${others.join(', ')}${opts.hint ? ` (--port ${others[0]} loads ${others.length === 1 ? 'it' : 'the first'})` : ''}`
+  return ` — port ${port || 'loaded'} only; it also served HTTP on ${others.join(', ')}${opts.hint ? ` (${loadHint(others)})` : ''}`
 }
 
 /**
@@ -23,5 +23,8 @@ export function otherPortsNote (url, others, opts = {}) {
  */
 export function otherPortsSentence (ports) {
   const list = ports.length === 1 ? `port ${ports[0]}` : `ports ${ports.slice(0, -1).join(', ')} and ${ports.at(-1)}`
-  return ` the target also served HTTP on ${list}, which ${ports.length === 1 ? 'was' : 'were'} not loaded (--port ${ports[0]} loads ${ports.length === 1 ? 'it' : 'the first'}).`
+  return ` the target also served HTTP on ${list}, which ${ports.length === 1 ? 'was' : 'were'} not loaded (${loadHint(ports)}).`
 }
+
+/** @param {readonly number[]} ports */
+const loadHint = (ports) => `--port ${ports[0]} loads ${ports.length === 1 ? 'it' : 'the first'}`
