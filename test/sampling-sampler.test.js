@@ -15,6 +15,18 @@ function block (ms) {
 }
 
 /**
+ * Runs this thread for `ms` of CPU time, however long a busy machine takes to give it that.
+ * @param {number} ms
+ */
+function spin (ms) {
+  const start = process.cpuUsage()
+  for (;;) {
+    const used = process.cpuUsage(start)
+    if (used.user + used.system >= ms * 1000) return
+  }
+}
+
+/**
  * Samples for `ms` while `during` runs, and returns what the timer produced.
  * @param {import('../src/sampling/sampler.js').SamplerOptions} opts
  * @param {number} ms
@@ -79,7 +91,7 @@ test('intervals are contiguous: the samples\' CPU adds up to what the process us
     // compiles code, opens /proc) is not in any sample's span, and once cost more than the 3 ms allowed below.
     const before = process.cpuUsage()
     sampler.start()
-    setTimeout(() => block(50), 20)
+    setTimeout(() => spin(50), 20)
     await sleep(150)
     samples.push(sampler.sample()) // reads whatever the cadence: it closes the last span
     const used = process.cpuUsage(before)
@@ -92,7 +104,7 @@ test('intervals are contiguous: the samples\' CPU adds up to what the process us
     const wall = samples.reduce((a, s) => a + s.interval, 0)
     assert.ok(wall >= 140 && wall <= 400, `intervals add up to the time sampled: ${wall} ms`)
     if (process.platform === 'linux') {
-      // read with the CPU, over the same span: the 50 ms block ran on this thread
+      // read with the CPU, over the same span: the 50 ms of CPU spun ran on this thread
       for (const [i, s] of samples.entries()) {
         const read = cpuEvery === 1 || s.cpu.span !== 0
         assert.equal(s.thread !== undefined, read, `sample ${i}: thread ${JSON.stringify(s.thread)}, cpu ${JSON.stringify(s.cpu)}`)
