@@ -9,6 +9,7 @@ import { Progress } from '../report/progress.js'
 import { otherPortsSentence } from '../report/words/ports.js'
 import { describeExit, TargetProcess } from '../run/target-process.js'
 import { otherHttpPorts } from '../other-ports.js'
+import { parseTarget } from '../load/target.js'
 import { durationFlag, numberFlag } from './args.js'
 import { LOAD_FLAGS, loadOptionsFromFlags } from './load-options.js'
 import { LOAD_FAILED, signalExit, TARGET_FAILED } from './exit-codes.js'
@@ -234,7 +235,7 @@ async function report (result, values, io, stop, target) {
   }
   if (crashed && target) for (const line of target.tail()) io.stderr.write(`  | ${line}\n`)
   // After the result: a run that failed says so first; this only says where it went.
-  const others = target ? otherHttpPorts(target.listening, Number(new URL(result.url).port)) : []
+  const others = target ? otherHttpPorts(target.listening, parseTarget(result.url).port) : []
   if (others.length > 0) io.stderr.write(`hotpath load: the load went to ${result.url} only:${otherPortsSentence(others)}\n`)
   if (stop.signalled !== null) return signalExit(stop.signalled)
   if (crashed) return TARGET_FAILED

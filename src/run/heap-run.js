@@ -7,6 +7,7 @@ import { load } from '../load/load.js'
 import { TargetError, UsageError } from '../errors.js'
 import { TargetProcess, describeExit, listeningUrl } from './target-process.js'
 import { otherHttpPorts } from '../other-ports.js'
+import { parseTarget } from '../load/target.js'
 import { freshRunDir } from './run-dir.js'
 import { attachedTarget, inspectProcess } from './attach.js'
 
@@ -112,7 +113,7 @@ export async function recordHeapRun (options) {
     record.failure = { category: 'target-failed', detail: `the target exited ${describeExit(target.exitInfo)} during the ${during} phase`, stderr: target.tail() }
   }
   record.interrupted = Boolean(options.signal?.aborted) && record.failure === null
-  if (record.url !== '') record.otherPorts = otherHttpPorts(target.listening, Number(new URL(record.url).port))
+  if (record.url !== '') record.otherPorts = otherHttpPorts(target.listening, parseTarget(record.url).port)
   await target.stop()
   return record
 }

@@ -1,3 +1,5 @@
+import { parseTarget } from '../../load/target.js'
+
 /**
  * What a first line adds when the target served HTTP on more ports than the one loaded: the verdict is about that one.
  * An app that opens its metrics or admin port before its API has the metrics port loaded, and "healthy" or "nothing
@@ -11,7 +13,7 @@ export function otherPortsNote (url, others, opts = {}) {
   if (!others || others.length === 0) return ''
   let port = ''
   try {
-    port = new URL(url).port
+    port = String(parseTarget(url).port)
   } catch {}
   return ` — port ${port || 'loaded'} only; it also served HTTP on ${others.join(', ')}${opts.hint ? ` (${loadHint(others)})` : ''}`
 }
