@@ -64,6 +64,8 @@ const ALL = [
 ]
 const VARIANTS = ALL.filter(v => args.variants.split(',').includes(v.name))
 if (VARIANTS[0]?.name !== 'off') throw new Error('--variants must begin with off')
+/** @type {Record<string, { ratio: number, issue: number }>} each line says whether its median meets its goal */
+const GOALS = { 'hotpath-probe': { ratio: 0.97, issue: 3 }, 'hotpath-flame': { ratio: 0.92, issue: 4 }, 'hotpath-doctor': { ratio: 0.95, issue: 20 } }
 // Paired unless told otherwise, where this process may make CPU groups (root, a cpu controller): see the top.
 const groups = args.paired === 'false' ? null : cpuGroups('hotpath-overhead')
 // Removed however the bench ends (a variant's error, Ctrl-C): an empty group left behind is clutter in /sys/fs/cgroup.
@@ -82,7 +84,7 @@ async function measure (variant, serverFile) {
   const dir = mkdtempSync(join(tmpdir(), 'hotpath-overhead-'))
   const out = join(dir, 'load.json')
   const inGroup = (/** @type {number} */ g, /** @type {string[]} */ command) => groups ? groups.wrap(g, command) : command
-  // The loads run in the root group whoever starts them (see cpu-groups.js).
+  // The loads run in a group of their own whoever starts them, scheduled alike (see cpu-groups.js).
   const load = (/** @type {string} */ url, /** @type {string} */ file = out, seconds = duration, warmup = 2) =>
     inGroup(-1, ['taskset', '-c', '0', process.execPath, HOTPATH, 'load', '--busy-poll', '-c', '50', '--warmup', String(warmup), '-d', String(seconds), '--no-progress', '-o', file, url])
   const server = [process.execPath, serverFile]
@@ -198,10 +200,12 @@ for (const name of args.servers.split(',')) {
       continue
     }
     const range = `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`
-    console.log(`  ${v.label.padEnd(16)} ${median(ratios).toFixed(3)}×  (${range}; ${Math.round(median(rpsOf(v.name).filter(Number.isFinite))).toLocaleString('en-US')} req/s)`)
+    const goal = GOALS[v.name]
+    const verdict = goal === undefined ? '' : median(ratios) >= goal.ratio ? `  meets ${goal.ratio.toFixed(3)}` : `  BELOW the ${goal.ratio.toFixed(3)} goal (issue ${goal.issue})`
+    console.log(`  ${v.label.padEnd(16)} ${median(ratios).toFixed(3)}×  (${range}; ${Math.round(median(rpsOf(v.name).filter(Number.isFinite))).toLocaleString('en-US')} req/s)${verdict}`)
   }
   console.log('')
 }
 groups?.remove()
 await store?.close()
-console.log('Goals: hotpath probe ≥ 0.970 (issue 3), hotpath flame ≥ 0.920 (issue 4), hotpath doctor ≥ 0.950 (issue 20).')
+console.log(`Goals: ${VARIANTS.filter(v => GOALS[v.name]).map(v => `${v.label} ≥ ${GOALS[v.name].ratio.toFixed(3)} (issue ${GOALS[v.name].issue})`).join(', ')}.`)

@@ -157,6 +157,26 @@ export function percentile (values, p) {
 }
 
 /**
+ * The p-th percentile of values that each stand for `weight` of them (nearest rank, as `percentile`); with every
+ * weight 1 it is `percentile`.
+ * @param {number[]} values
+ * @param {number[]} weights one per value, > 0
+ * @param {number} p 0..100
+ */
+export function weightedPercentile (values, weights, p) {
+  if (values.length === 0) return 0
+  const order = values.map((_, i) => i).sort((a, b) => values[a] - values[b])
+  const total = weights.reduce((a, w) => a + w, 0)
+  const rank = Math.max(Math.ceil((p / 100) * total), Number.MIN_VALUE)
+  let seen = 0
+  for (const i of order) {
+    seen += weights[i]
+    if (seen >= rank) return values[i]
+  }
+  return values[order[order.length - 1]]
+}
+
+/**
  * A fitted slope over its standard error: how surely it differs from flat. A perfect fit (no residual) is infinitely
  * sure of a rising slope.
  * @param {{ slope: number, slopeStdErr: number }} fit

@@ -60,7 +60,8 @@ test('a healthy server is healthy, and the JSON keeps the contract', async () =>
   }
   assert.ok(d.recommendations.length > 0)
   assert.ok(d.load.requests.total > 1000, 'the load result is included, autocannon-shaped')
-  assert.ok(d.processes.length >= 1 && d.processes[0].samples > 100)
+  // a sample at least every 100 ms (a busy thread's pace; 10 ms otherwise) over the 4 s window
+  assert.ok(d.processes.length >= 1 && d.processes[0].samples > 30, `${d.processes[0]?.samples} samples`)
   assert.match(out, /^hotpath doctor: healthy/, 'the verdict comes first')
   assert.match(out, /Evidence[\s\S]*Recommendations[\s\S]*Load:/)
 
@@ -246,7 +247,7 @@ test('a cluster: every worker sampled and reported', async () => {
   assert.equal(workers.length, 2)
   for (const w of workers) {
     assert.ok(w.serving)
-    assert.ok(w.samples > 50)
+    assert.ok(w.samples > 30, `${w.samples} samples`)
     assert.ok(w.threads[0].requests > 0, 'each worker served requests')
   }
   assert.ok(d.processes.some((/** @type {any} */ p) => p.role === 'cluster-primary'))
@@ -350,7 +351,7 @@ test('a target that crashes mid-run is reported with what was collected', async 
   const d = JSON.parse(await readFile(json, 'utf8'))
   assert.equal(d.run.exit.crashed, true)
   assert.equal(d.run.exit.code, 9)
-  assert.ok(d.processes.length >= 1 && d.processes[0].samples > 50, 'samples up to the crash are kept')
+  assert.ok(d.processes.length >= 1 && d.processes[0].samples > 10, 'samples up to the crash are kept')
 })
 
 for (const [signal, exit] of /** @type {const} */ ([['SIGINT', 130], ['SIGTERM', 143]])) {
@@ -394,7 +395,7 @@ test('the probe flushes when the target is killed by a signal, and never keeps i
   assert.equal(r.code, 4, r.stderr)
   const d = JSON.parse(await readFile(json, 'utf8'))
   assert.equal(d.run.exit.signal, 'SIGTERM', 'the target died of the signal, as it would have without hotpath')
-  assert.ok(d.processes[0].samples > 50, 'its samples up to the signal were flushed')
+  assert.ok(d.processes[0].samples > 10, 'its samples up to the signal were flushed')
 
   // a server that closes itself once done: its process must end on its own, probe or not
   const done = join(dir, 'done.mjs')

@@ -11,7 +11,7 @@ import { buildHeapProfile, buildProfile, findCulprits } from 'hotpath'
 import { renderFlameHtml } from '../src/report/flame/index.js'
 import { flameData } from '../src/report/flame/data.js'
 import { browserSkip, launchBrowser } from './helpers/browser.js'
-import { recordCpuProfile, recordServer } from './fixtures/profiles/record.js'
+import { recordCpuProfile, recordServer, TIER_UP_EARLY } from './fixtures/profiles/record.js'
 
 const skip = browserSkip
 /** @type {Awaited<ReturnType<typeof launchBrowser>>} */
@@ -173,7 +173,7 @@ test('an anonymous function is shown by the name its source gives it, and found 
 
 test('a culprit V8 ran inlined zooms to the caller its bytes were charged to', { skip }, async () => {
   const script = fileURLToPath(new URL('./fixtures/profiles/inlined-leak-server.js', import.meta.url))
-  const { files } = await recordServer(script, { nodeArgs: (dir) => [`--heap-prof-dir=${dir}`, '--heap-prof', '--heap-prof-interval=32768'] })
+  const { files } = await recordServer(script, { duration: 3, nodeArgs: (dir) => [...TIER_UP_EARLY, `--heap-prof-dir=${dir}`, '--heap-prof', '--heap-prof-interval=32768'] })
   const heapFile = files.find(f => f.endsWith('.heapprofile'))
   assert.ok(heapFile)
   const model = buildHeapProfile(JSON.parse(await readFile(heapFile, 'utf8')))

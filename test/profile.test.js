@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { buildProfile, findAllocationCulprits, findCulprits, startCpuProfile, startHeapSampling } from 'hotpath'
-import { recordCpuProfile, recordProgram, recordServer } from './fixtures/profiles/record.js'
+import { recordCpuProfile, recordProgram, recordServer, TIER_UP_EARLY } from './fixtures/profiles/record.js'
 
 const fixture = (/** @type {string} */ name) => fileURLToPath(new URL(`./fixtures/profiles/${name}`, import.meta.url))
 
@@ -180,7 +180,7 @@ test('startCpuProfile works in a worker thread and profiles that thread', async 
  * @returns {Promise<import('../src/profile/cpuprofile.js').SamplingHeapProfile>}
  */
 async function recordRetained (script) {
-  const { files } = await recordServer(script, { nodeArgs: (dir) => [`--heap-prof-dir=${dir}`, '--heap-prof', '--heap-prof-interval=32768'] })
+  const { files } = await recordServer(script, { duration: 3, nodeArgs: (dir) => [...TIER_UP_EARLY, `--heap-prof-dir=${dir}`, '--heap-prof', '--heap-prof-interval=32768'] })
   const file = files.find(f => f.endsWith('.heapprofile'))
   assert.ok(file, `a .heapprofile from ${script}`)
   return JSON.parse(await readFile(file, 'utf8'))

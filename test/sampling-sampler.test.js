@@ -132,6 +132,39 @@ test('intervals are contiguous: the samples\' CPU adds up to what the process us
   }
 })
 
+test('pace stretches the cadence: a sample every pace-th interval, the CPU read as often in time, a block still one late sample, and pace 1 puts it back', async () => {
+  /** @type {import('../src/sampling/sampler.js').Sample[]} */
+  const samples = []
+  const sampler = new Sampler({ interval: 10, resolution: 10, cpuEvery: 10, onSample: (s) => samples.push(s) })
+  sampler.start()
+  sampler.pace = 10
+  assert.equal(sampler.pace, 10)
+  await sleep(550)
+  const paced = samples.slice()
+  assert.ok(paced.length >= 3 && paced.length <= 6, `${paced.length} samples in 550 ms at 100 ms`)
+  for (const s of paced) {
+    assert.ok(s.interval >= 90, `a paced sample spans ${s.interval} ms`)
+    // read every 100 ms before, so on every sample now: each spans what its interval does
+    assert.ok(s.cpu.span !== undefined && Math.abs(s.cpu.span - s.interval) < 0.05, `cpu ${JSON.stringify(s.cpu)} over ${s.interval} ms`)
+  }
+  // lateness is measured against the stretched period: quiet ticks are on time
+  assert.ok(paced.filter(s => s.delay.max < 5).length >= paced.length - 1, JSON.stringify(paced.map(s => s.delay.max)))
+  // a block longer than the period is one late tick, as late as the block outlasted the tick's due time
+  setTimeout(() => block(250), 0)
+  await sleep(450)
+  const late = samples.slice(paced.length).filter(s => s.delay.max >= 50)
+  assert.equal(late.length, 1, JSON.stringify(samples.slice(paced.length).map(s => s.delay.max)))
+  assert.ok(late[0].delay.max >= 140 && late[0].delay.max <= 260, `max delay ${late[0].delay.max} ms for a 250 ms block`)
+  sampler.pace = 1
+  const at = samples.length
+  await sleep(300)
+  sampler.stop()
+  const back = samples.slice(at)
+  assert.ok(back.length >= 12, `${back.length} samples in 300 ms at 10 ms again`)
+  // and the CPU every tenth sample again, spans adding up
+  assert.ok(back.some(s => s.cpu.span === 0), 'samples between the reads')
+})
+
 test('exactDelay: false bounds the percentiles of on-time ticks by max, and still sees a blocked interval', async () => {
   const samples = await sampleFor({ interval: 10, exactDelay: false }, 400, () => block(80))
   const worst = samples.reduce((a, b) => (b.delay.max > a.delay.max ? b : a))

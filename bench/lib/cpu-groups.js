@@ -2,7 +2,12 @@
 // kernel then gives each tree half the core whatever its threads (a profiler's thread, a tool's parent process) do,
 // so what a tree costs itself shows in its own throughput and not in its neighbour's. A group must use that one core
 // only: the kernel spreads a group's weight over the CPUs its tasks run on, in proportion to their load there, so a
-// group with a task spinning on another core keeps less on this one (the load generators stay in the root group).
+// group with a task spinning on another core keeps less on this one. The load generators therefore leave the two
+// groups, into a third that holds them all. Not the root group: there, with autogroup scheduling on (Linux's default
+// on desktops and many VMs), each session is a scheduling entity of its own, so a load a tool starts in a session of
+// its own (hotpath starts its --on-port command so, to stop the command's whole process group) is scheduled apart
+// from its neighbour's load, and that alone read 0.95–0.97 of the neighbour for the uninstrumented server, where the
+// same load in the bench's session read 1.0. Within a group, sessions make no difference.
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
@@ -11,21 +16,21 @@ const V2 = '/sys/fs/cgroup'
 
 /**
  * @typedef {object} CpuGroups
- * @property {string[]} paths the two groups' directories
- * @property {(group: number, command: string[]) => string[]} wrap the command, run inside group 0 or 1, or -1: back in
- *   the root group (a load generator started by a tool in a group, which must not share the group's weight)
+ * @property {string[]} paths the groups' directories: the two of the process trees, then the loads'
+ * @property {(group: number, command: string[]) => string[]} wrap the command, run inside group 0 or 1, or -1: in the
+ *   loads' group (a load generator, which must not share a tree's weight even when a tool in a group starts it)
  * @property {() => void} remove removes the groups, and kills what is still in them first (a stopped bench's servers)
  */
 
 /**
- * Makes the two groups, or returns null where this process may not (not root, no cpu controller).
+ * Makes the groups, or returns null where this process may not (not root, no cpu controller).
  * @param {string} name
  * @returns {CpuGroups | null}
  */
 export function cpuGroups (name) {
   const root = writableRoot()
   if (root === null) return null
-  const paths = [0, 1].map(i => join(root.dir, `${name}-${process.pid}-${i}`))
+  const paths = ['0', '1', 'loads'].map(i => join(root.dir, `${name}-${process.pid}-${i}`))
   try {
     for (const path of paths) {
       mkdirSync(path, { recursive: true })
@@ -40,7 +45,7 @@ export function cpuGroups (name) {
   return {
     paths,
     // The shell joins the group, then becomes the command: every process and thread it starts is in the group.
-    wrap: (group, command) => ['sh', '-c', `echo $$ > ${group < 0 ? root.dir : paths[group]}/cgroup.procs && exec "$@"`, 'sh', ...command],
+    wrap: (group, command) => ['sh', '-c', `echo $$ > ${paths[group < 0 ? 2 : group]}/cgroup.procs && exec "$@"`, 'sh', ...command],
     remove: () => {
       // What is still in a group is the bench's own (a server a stopped bench left running), and a group with tasks
       // cannot be removed: they go first, and the group as soon as the kernel has them gone.

@@ -1,6 +1,6 @@
 // How the serving threads' event loop fared over the window: how late it ran, how busy it was, how long it waited for
 // a CPU, and the garbage collection pauses that held it.
-import { mean, percentile } from '../stats.js'
+import { mean, weightedPercentile } from '../stats.js'
 
 /** @typedef {import('./run-data.js').ThreadRecord['samples'][number]} Sample */
 
@@ -22,11 +22,23 @@ export function loopUtilization (samples) {
 }
 
 /**
+ * What each sample's delay weighs among the others: the ticks of the usual cadence it stands for. A sample's delay is
+ * its tick's lateness, and a sampler that stretched its pace while the thread was busy (the probe does) took one tick
+ * where it would have taken `pace`: so the busy stretch of a window weighs in its percentiles what it did at the usual
+ * cadence.
+ * @param {Sample[]} samples
+ */
+export function tickWeights (samples) {
+  return samples.map(s => Number.isInteger(s.pace) && /** @type {number} */ (s.pace) > 1 ? /** @type {number} */ (s.pace) : 1)
+}
+
+/**
  * @param {Sample[]} samples the serving threads'
  * @returns {import('./signals.js').Signals['loop']}
  */
 export function loopFigures (samples) {
   const delays = samples.map(s => s.delay.max)
+  const weights = tickWeights(samples)
   let waited = 0
   let measured = 0
   for (const s of samples) {
@@ -38,8 +50,8 @@ export function loopFigures (samples) {
   return {
     utilization: loopUtilization(samples),
     runQueue: measured > 0 ? waited / measured : null,
-    delayP50: percentile(delays, 50),
-    delayP99: percentile(delays, 99),
+    delayP50: weightedPercentile(delays, weights, 50),
+    delayP99: weightedPercentile(delays, weights, 99),
     delayMax: delays.length > 0 ? Math.max(...delays) : 0
   }
 }

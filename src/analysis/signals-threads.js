@@ -1,6 +1,6 @@
 // One line per thread that sampled in the window: what it is, how busy, and what it served.
-import { percentile } from '../stats.js'
-import { loopUtilization } from './signals-loop.js'
+import { weightedPercentile } from '../stats.js'
+import { loopUtilization, tickWeights } from './signals-loop.js'
 
 /** @typedef {import('./run-data.js').ThreadRecord} ThreadRecord */
 /** @typedef {ThreadRecord['samples'][number]} Sample */
@@ -51,7 +51,7 @@ export function summarizeThread (t, samples, serving, port, seconds, role) {
     serving,
     samples: samples.length,
     utilization: loopUtilization(samples),
-    delayP99: percentile(delays, 99),
+    delayP99: weightedPercentile(delays, tickWeights(samples), 99),
     delayMax: delays.length > 0 ? Math.max(...delays) : 0,
     cpuPercent: t.threadId === 0 ? cpuMs / (seconds * 1000) : null,
     heapUsed: samples.at(-1)?.memory.heapUsed ?? 0,

@@ -30,14 +30,23 @@ const TRACE_ALWAYS_BELOW = 0.3
 /** …a fifth of the time up to this busy: the `busy` threshold above which no verdict blames waits (rules.js)… */
 const TRACE_SOME_BELOW = 0.7
 const SOME = 0.2
-/** …and never above it: a busy server computes, and would pay for the hooks in throughput. Decided every slot. */
-const SLOT_SAMPLES = 10
+/** …and never above it: a busy server computes, and would pay for the hooks in throughput. Decided every slot of this
+ * many intervals. */
+const SLOT_INTERVALS = 10
 /** Traced requests that waited less than this part of their time on the server… */
 const WAITS_WORTH = 0.1
 /** …are traced in no more than this share of the slots. */
 const RARELY = 0.02
 /** Runnable this share of a sample or more: the thread is busy, whatever share of a CPU it was given. */
 const SATURATED = 0.95
+/**
+ * The sampler's pace while the thread is busy — on a CPU or queued for one at least TRACE_SOME_BELOW of the time: a
+ * sample every tenth interval (100 ms at the default 10 ms). That is as often as its CPU and its own time are read
+ * anyway, so the first reading with time to spare puts the cadence back. A busy thread has no time to spare for its
+ * samples: each cost ~100 µs of its core on a 2-core VM, caches cold, which a saturated server held to half a core paid
+ * in throughput, 100 of them a second; and what a sample says of a busy loop changes little from 10 ms to the next.
+ */
+const BUSY_PACE = 10
 /** ms the probe lets requests in flight finish after the load stops, before it reads what the heap keeps */
 const SETTLE_MS = 100
 /** ms into the load the environment's reads are watched: clients made for the first requests read their settings */
@@ -108,6 +117,7 @@ export class Probe {
     this.envTimer = null
     /** the thread's recent business, 0..1, smoothed over ~200 ms of samples: arms the wait tracer */
     this.busy = 1
+    /** intervals of the current wait-tracing slot so far */
     this.slot = 0
     this.credit = 0
     /** @type {number | null} the port hotpath loads, when it said */
@@ -145,21 +155,38 @@ export class Probe {
     // The sample itself becomes the line: a spread copy of it cost ~10 µs a sample in a busy server.
     const line = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (sample))
     line.type = 'sample'
-    const requests = this.requests.take(last)
+    // Intervals, not samples, time the cadences below: the sampler's pace stretches a sample over several.
+    const intervals = Math.max(1, Math.round(sample.interval / this.options.interval))
+    const requests = this.requests.take(last, intervals)
     line.requests = requests
     // The main thread's GCs come from the trace: its observer's tallies are all zero and not worth writing.
     if (sample.gc.count === 0) line.gc = NO_GC
     this.log.write(line)
-    if (this.loading && this.options.runtime !== false) this.armWaits(sample, requests.length > 0)
+    // Every reading of the thread's time sets the pace, with requests or without: a thread gone idle between a load's
+    // bursts gets its usual cadence back at once (the wait tracer below skips samples that served nothing).
+    const thread = sample.thread
+    if (this.loading && thread !== undefined && thread.span > 0) this.paceFor(thread)
+    if (this.loading && this.options.runtime !== false) this.armWaits(sample, requests.length > 0, intervals)
   }
 
   /**
-   * Traces waits in slots of SLOT_SAMPLES samples, more of them the less busy the thread: a server that waits is
+   * Samples less often while the thread's own time says it is busy, at the usual cadence again from the first reading
+   * that says it is not (readings come every 100 ms at either pace). Runnable time, not CPU time: a saturated server
+   * held to half a core runs half the time and queues the other half, and has no more time to spare than on a core.
+   * @param {{ cpu: number, wait: number, span: number }} thread a reading of the thread's own time
+   */
+  paceFor (thread) {
+    this.sampler.pace = thread.cpu + thread.wait >= TRACE_SOME_BELOW * thread.span ? BUSY_PACE : 1
+  }
+
+  /**
+   * Traces waits in slots of SLOT_INTERVALS intervals, more of them the less busy the thread: a server that waits is
    * mostly idle, and one that computes needs no wait tracing (and would pay for its hooks in throughput).
    * @param {import('../sampling/sampler.js').Sample} sample
    * @param {boolean} serving requests started, finished or were in flight in the sample
+   * @param {number} intervals sampling intervals the sample spans
    */
-  armWaits (sample, serving) {
+  armWaits (sample, serving, intervals) {
     // A loop with no request says nothing of how the server serves, and has none to trace: the moments before a
     // load's first request reached it read idle, and armed the tracer on a server that then saturated. Its hooks
     // leave the process slower after they are off (V8's promise-hook protector does not come back; the resources
@@ -172,16 +199,17 @@ export class Probe {
     // A thread runnable — on a CPU or queued for one — for the whole sample never waited for its events: it is busy,
     // whatever share of a core it was given (a container's CPU limit, a neighbour). The one that ran 30% and queued 59%
     // still waited for its events a tenth of the time.
-    // The thread's time is read every tenth sample (with the CPU): a reading weighs what the samples it spans would
-    // have, each 0.05 of the smoothed figure; the samples between keep it.
+    // The thread's time is read every 100 ms (with the CPU): a reading weighs what the intervals it spans would have,
+    // each 0.05 of the smoothed figure; the samples between keep it.
     const thread = sample.thread
     if (thread !== undefined && thread.span > 0) {
       const busy = thread.cpu + thread.wait >= SATURATED * thread.span ? 1 : Math.min(1, thread.cpu / thread.span)
-      this.busy += (1 - 0.95 ** Math.max(1, thread.span / sample.interval)) * (busy - this.busy)
+      this.busy += (1 - 0.95 ** Math.max(1, thread.span / this.options.interval)) * (busy - this.busy)
     } else if (!this.sampler.threadTime) {
-      this.busy += 0.05 * (sample.utilization - this.busy)
+      this.busy += (1 - 0.95 ** intervals) * (sample.utilization - this.busy)
     }
-    if (++this.slot < SLOT_SAMPLES) return
+    this.slot += intervals
+    if (this.slot < SLOT_INTERVALS) return
     this.slot = 0
     // A request can wait only while it is in flight between two turns of the loop: a half-busy server whose requests
     // all end in the turn they began (the last count of its connections, made between turns, found none) has nothing
@@ -395,6 +423,7 @@ export class Probe {
     // The window closes on a sample boundary, with everything measured up to it.
     if (this.sampler.running) this.writeSample(this.sampler.sample(), true)
     this.sampler.threadTime = false
+    this.sampler.pace = 1
     await this.profiles.stop(this.log)
     await this.settleHeap('end')
     this.flush()

@@ -19,7 +19,7 @@ import https from 'node:https'
  * @property {number} reported requests reported finished since watching began
  */
 
-/** In-flight requests are counted every SCAN_EVERY-th sample… */
+/** In-flight requests are counted every SCAN_EVERY-th sampling interval… */
 const SCAN_EVERY = 10
 /** …and more rarely above this many open connections per SCAN_EVERY (the count walks them all). */
 const SCAN_BUDGET = 2000 * SCAN_EVERY
@@ -88,12 +88,15 @@ export class RequestTracker {
   /**
    * The interval's figures for every server that saw requests, and a fresh interval.
    * @param {boolean} [count] count the requests in flight now, whatever the cadence (the last sample of a window)
+   * @param {number} [intervals] sampling intervals since the last take: a sampler that stretched its pace takes less
+   *   often, and the count keeps to its cadence in time
    * @returns {RequestStats[]}
    */
-  take (count = false) {
+  take (count = false, intervals = 1) {
     /** @type {RequestStats[]} */
     const out = []
-    this.takes++
+    const before = this.takes
+    this.takes += intervals
     for (const w of this.watched) {
       const s = w.stats
       // Walking the connections touches every socket object, which a busy server has long evicted from the cache
@@ -101,7 +104,7 @@ export class RequestTracker {
       // and keep the last count between — Little's law needs the mean over the load, not every value.
       const every = Math.max(SCAN_EVERY, Math.ceil(w.sockets.size / SCAN_BUDGET))
       w.started += s.started
-      if (count || this.takes % every === 0) {
+      if (count || Math.floor(this.takes / every) !== Math.floor(before / every)) {
         // Finished so far is exactly started − in flight: report what the samples since the last count have not.
         // (Less than zero when in flight grew since: those samples' guesses were too high, and the next counts catch up.)
         w.inflight = countInflight(w.sockets)
