@@ -142,8 +142,8 @@ export function isLeak (s) {
   // The heap a sample reads after a full collection also holds what the thread allocated since: on a loaded machine
   // an 18 MB leak fitted r² 0.25–0.6 in about one run in three (test/doctor-heap-baseline.test.js). When the collections
   // around the load measured what it kept and the snapshots saw a group grow with requests, the fit's scatter is not
-  // a doubt about the leak; without both, a straight enough line is asked for.
-  if (t.r2 < THRESHOLDS.leakR2 && !(t.settled && retained && retained.culprits.length > 0)) return false
+  // a doubt about the leak; without both, a straight enough line is asked for. (Snapshots read here found a group.)
+  if (t.r2 < THRESHOLDS.leakR2 && !(t.settled && retained)) return false
   if (t.settled) {
     // Full collections at both ends of the load leave only what it kept alive: garbage, however much, is gone, and
     // the verdict no longer depends on how many collections V8 ran in the window. The trend inside the window must
