@@ -6,6 +6,7 @@ import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { readThread } from './run-events.js'
 import { COST_LIMITS, costTrend } from './signals-cost.js'
+import { measuredPart } from './signals-quiet.js'
 import { inWindow } from './signals-serving.js'
 
 /**
@@ -27,7 +28,10 @@ export function costRoseDuringLoad (dir, { pid, port, start, end }) {
     .filter(f => f.startsWith(`events-${pid}-`) && f.endsWith('.ndjson'))
     .map(f => readThread(join(dir, f), damage))
     .filter(t => t !== null)
-  const serving = threads.flatMap(t => t.samples.filter(s => inWindow(s, start, end)))
-  const main = threads.find(t => t.threadId === 0)?.samples.filter(s => inWindow(s, start, end)) ?? []
-  return costTrend(serving, main, port, start, COST_LIMITS)?.rising === true
+  const windowed = new Map(threads.map(t => [t, t.samples.filter(s => inWindow(s, start, end))]))
+  const of = (/** @type {import('./run-data.js').ThreadRecord} */ t) => windowed.get(t) ?? []
+  const main = threads.filter(t => t.threadId === 0)
+  const measured = measuredPart({ threads, of }, main, port, (end - start) / 1000)
+  const serving = threads.flatMap(of)
+  return costTrend(serving, { serving: threads.flatMap(measured.of), processes: main.flatMap(measured.of) }, port, start, COST_LIMITS)?.rising === true
 }

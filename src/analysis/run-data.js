@@ -34,6 +34,10 @@ import { checkedProfile } from './run-profile-check.js'
  *   profile among the samples
  * @property {{ start?: number, end?: number }} settled bytes of heap left by a full collection just before the load and
  *   just after it (runs recorded before the probe took them have none)
+ * @property {{ classes: string[], site: import('../sampling/stack.js').Site }[]} constructions where the app constructed
+ *   its packages' event emitters while it started (class, and the classes it extends), as the load began
+ * @property {{ what: 'trace' | 'profile', on: boolean, time: number }[]} instruments when the probe's costly parts (the
+ *   wait tracer's hooks, the CPU profiler) went on and off, in order (runs recorded before the probe said have none)
  */
 
 /**

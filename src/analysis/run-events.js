@@ -20,7 +20,7 @@ export function readThread (file, damage) {
   // The probe names its log after its process and thread: that still says whose it is when the hello line is lost.
   const [, pid, threadId] = /** @type {RegExpExecArray} */ (/events-(\d+)-(\d+)\.ndjson$/.exec(file))
   /** @type {ThreadRecord} */
-  const t = { pid: Number(pid), threadId: Number(threadId), hello: {}, samples: [], listening: [], listeners: [], agents: [], outgoing: [], sockets: [], pools: [], env: [], waits: { traces: [], sites: new Map(), resources: new Map(), kinds: new Map() }, profiles: {}, exited: false, clock: null, settled: {} }
+  const t = { pid: Number(pid), threadId: Number(threadId), hello: {}, samples: [], listening: [], listeners: [], agents: [], outgoing: [], sockets: [], pools: [], env: [], waits: { traces: [], sites: new Map(), resources: new Map(), kinds: new Map() }, profiles: {}, exited: false, clock: null, settled: {}, instruments: [], constructions: [] }
   /** @type {unknown[]} */
   const gcTrace = []
   let text
@@ -83,6 +83,14 @@ export function readThread (file, damage) {
         break
       case 'gc-trace':
         if (Array.isArray(e.events)) gcTrace.push(...e.events)
+        break
+      case 'constructions':
+        for (const c of Array.isArray(e.constructions) ? e.constructions : []) {
+          if (Array.isArray(c?.classes) && typeof c.site?.file === 'string') t.constructions.push({ classes: c.classes.map(String), site: c.site })
+        }
+        break
+      case 'instrument':
+        if ((e.what === 'trace' || e.what === 'profile') && typeof e.on === 'boolean' && typeof e.time === 'number') t.instruments.push({ what: e.what, on: e.on, time: e.time })
         break
       case 'heap-settled':
         if (e.phase === 'start' || e.phase === 'end') {

@@ -24,30 +24,38 @@ const BIN_MS = 500
 /**
  * The CPU per request of the serving processes, half-second by half-second, against the requests served until then.
  * The first second is left out: code still being compiled costs the first requests more, which is the opposite trend.
+ * Each half second's cost is read from the samples of the part measured alone (`measured`: the probe's costly parts
+ * off, its own sampling taken out), when there is one: the CPU profiler and the wait tracer running in the middle of
+ * the window would make a hump of their own there; the requests served until then count all of them.
  * @param {import('./signals-serving.js').Sample[]} serving the serving threads' samples in the window
- * @param {import('./signals-serving.js').Sample[]} processes the serving processes' main threads' samples (CPU is
+ * @param {{ serving: import('./signals-serving.js').Sample[], processes: import('./signals-serving.js').Sample[] }} measured
+ *   the samples the cost is read from: the serving threads', and the serving processes' main threads' (CPU is
  *   process-wide: counted once per process)
  * @param {number} port
  * @param {number} start window start, epoch ms
  * @param {{ minPoints: number, rise: number, minRiseMs: number, r2: number, t: number }} limits
  * @returns {CostTrend | null}
  */
-export function costTrend (serving, processes, port, start, limits) {
-  /** @type {Map<number, { finished: number, cpu: number }>} */
+export function costTrend (serving, measured, port, start, limits) {
+  /** @type {Map<number, { finished: number, measuredFinished: number, cpu: number }>} */
   const bins = new Map()
   const bin = (/** @type {number} */ time) => {
     const k = Math.floor((time - start) / BIN_MS)
     let b = bins.get(k)
     if (b === undefined) {
-      b = { finished: 0, cpu: 0 }
+      b = { finished: 0, measuredFinished: 0, cpu: 0 }
       bins.set(k, b)
     }
     return b
   }
-  for (const s of serving) {
-    for (const r of s.requests ?? []) if (r.port === port) bin(s.time).finished += r.finished
+  const finishedIn = (/** @type {import('./signals-serving.js').Sample} */ s) => {
+    let n = 0
+    for (const r of s.requests ?? []) if (r.port === port) n += r.finished
+    return n
   }
-  for (const s of processes) bin(s.time).cpu += s.cpu.user + s.cpu.system
+  for (const s of serving) bin(s.time).finished += finishedIn(s)
+  for (const s of measured.serving) bin(s.time).measuredFinished += finishedIn(s)
+  for (const s of measured.processes) bin(s.time).cpu += s.cpu.user + s.cpu.system - (s.own ?? 0)
   const keys = [...bins.keys()].sort((a, b) => a - b)
   const skip = Math.ceil(1000 / BIN_MS)
   /** @type {number[]} */
@@ -56,13 +64,13 @@ export function costTrend (serving, processes, port, start, limits) {
   const ys = []
   let served = 0
   for (const k of keys) {
-    const b = /** @type {{ finished: number, cpu: number }} */ (bins.get(k))
+    const b = /** @type {{ finished: number, measuredFinished: number, cpu: number }} */ (bins.get(k))
     const before = served
     served += b.finished
     // The last bin is cut short by the window's end, and a bin without requests has no cost per request.
-    if (k < skip || k === keys[keys.length - 1] || b.finished === 0) continue
+    if (k < skip || k === keys[keys.length - 1] || b.measuredFinished === 0) continue
     xs.push(before + b.finished / 2)
-    ys.push(b.cpu / b.finished)
+    ys.push(Math.max(0, b.cpu) / b.measuredFinished)
   }
   if (xs.length < limits.minPoints) return null
   const fit = linearFit(xs, ys)

@@ -15,7 +15,8 @@ export function loopUtilization (samples) {
   let time = 0
   for (const s of samples) {
     const ms = Number.isFinite(s.interval) && s.interval > 0 ? s.interval : 0
-    busy += s.utilization * ms
+    // The probe's own sampling runs on the loop, and libuv counts it busy: it is not the app's.
+    busy += Math.max(0, s.utilization * ms - (s.own ?? 0))
     time += ms
   }
   return time > 0 ? busy / time : mean(samples.map(s => s.utilization))
@@ -40,16 +41,22 @@ export function loopFigures (samples) {
   const delays = samples.map(s => s.delay.max)
   const weights = tickWeights(samples)
   let waited = 0
+  let ran = 0
   let measured = 0
+  // The probe's own sampling, counted over the same samples as the thread's time (a reading spans ten of them).
+  let own = 0
   for (const s of samples) {
+    own += s.own ?? 0
     if (s.thread === undefined) continue
     waited += s.thread.wait
+    ran += s.thread.cpu
     // Runs before the thread's time was read with the CPU (every tenth sample) read it on every sample.
     measured += s.thread.span ?? s.interval
   }
   return {
     utilization: loopUtilization(samples),
     runQueue: measured > 0 ? waited / measured : null,
+    threadCpu: measured > 0 ? Math.max(0, ran - own) / measured : null,
     delayP50: weightedPercentile(delays, weights, 50),
     delayP99: weightedPercentile(delays, weights, 99),
     delayMax: delays.length > 0 ? Math.max(...delays) : 0

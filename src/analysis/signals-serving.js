@@ -72,15 +72,13 @@ export function recordedOtherPorts (data, port, end) {
 }
 
 /**
- * The serving processes' main threads' samples in the window.
+ * The serving processes' main threads.
  * @param {RunData} data
  * @param {Serving} serving
+ * @returns {ThreadRecord[]}
  */
-export function mainSamples (data, serving) {
-  return [...serving.pids].flatMap(pid => {
-    const main = data.threads.find(t => t.pid === pid && t.threadId === 0)
-    return main ? serving.of(main) : []
-  })
+export function mainThreads (data, serving) {
+  return [...serving.pids].flatMap(pid => data.threads.filter(t => t.pid === pid && t.threadId === 0))
 }
 
 /**

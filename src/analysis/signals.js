@@ -7,9 +7,10 @@ import { COST_LIMITS, costTrend } from './signals-cost.js'
 import { localBackends, otherCores } from './signals-host.js'
 import { gcFigures, loopFigures, loopUtilization } from './signals-loop.js'
 import { memoryFigures } from './signals-memory.js'
+import { measuredPart, ownMs } from './signals-quiet.js'
 import { agentPressure, outgoingCalls } from './signals-outgoing.js'
 import { envReads } from './signals-env.js'
-import { mainSamples, recordedOtherPorts, requestCounts, servingThreads, threadKey } from './signals-serving.js'
+import { mainThreads, recordedOtherPorts, requestCounts, servingThreads, threadKey } from './signals-serving.js'
 import { roleOf, summarizeThread } from './signals-threads.js'
 import { computeWaits } from './waits.js'
 
@@ -40,11 +41,18 @@ import { computeWaits } from './waits.js'
  * @property {number} coverage seconds of the window the serving threads' samples cover (per thread, on average); a
  *   blocked loop samples rarely, but each sample then covers a long interval
  * @property {{ finished: number, rate: number, serverTimeMean: number, inflightMean: number }} requests on the loaded
- *   port; the mean server time follows from the others by Little's law
- * @property {{ percent: number, perRequestMs: number, ms: number }} cpu process-wide CPU of the serving processes
- * @property {{ utilization: number, runQueue: number | null, delayP50: number, delayP99: number, delayMax: number }} loop
- *   serving threads; `runQueue` is the share of the window they were ready to run but waited for a CPU (Linux; null
- *   where not measured), which event-loop utilisation counts as busy
+ *   port: `finished` and `rate` over the window; the mean server time over the measured part (`measured`), from the
+ *   requests in flight there by Little's law
+ * @property {{ part: 'quiet' | 'window', seconds: number, ownMs: number }} measured where the server's own figures
+ *   (CPU, the loop's utilisation and delay, time on the server) come from: the part of the window where the probe's
+ *   costly parts were off (`quiet`; see signals-quiet.js), or all of it when that part is too short; how many seconds
+ *   it covers, and the ms the probe's own sampling took there, which those figures leave out
+ * @property {{ percent: number, perRequestMs: number, ms: number }} cpu process-wide CPU of the serving processes over
+ *   the measured part, the probe's own sampling left out
+ * @property {{ utilization: number, runQueue: number | null, threadCpu: number | null, delayP50: number, delayP99: number, delayMax: number }} loop
+ *   serving threads, over the measured part; `runQueue` is the share of it they were ready to run but waited for a
+ *   CPU (Linux; null where not measured), which event-loop utilisation counts as busy; `threadCpu` the share they
+ *   ran on a CPU, the probe's own sampling left out (Linux; null where not measured)
  * @property {{ count: number, utilization: number }} helpers the serving processes' other threads (worker pools): how
  *   many, and the busiest one's mean event-loop utilisation
  * @property {{ share: number, cpuShare: number, byKind: Record<string, { share: number, count: number }>, count: number }} gc
@@ -80,16 +88,22 @@ export function computeSignals (data) {
   const seconds = Math.max(0.001, (end - start) / 1000)
   const port = data.run.listening.port
   const serving = servingThreads(data, port, start, end)
-  const { finished, inflightMean } = requestCounts(serving.samples, port, seconds)
-  // CPU is process-wide: counted once per serving process, from its main thread's samples.
-  const processSamples = mainSamples(data, serving)
-  const cpuMs = processSamples.reduce((a, x) => a + x.cpu.user + x.cpu.system, 0)
+  const { finished } = requestCounts(serving.samples, port, seconds)
   const rate = finished / seconds
-  const cpuPerRequestMs = finished > 0 ? cpuMs / finished : 0
+  // The server's own figures come from the part of the window the probe measured it alone, when it has one.
+  const mains = mainThreads(data, serving)
+  const measured = measuredPart(serving, mains, port, seconds)
+  const measuredSamples = serving.threads.flatMap(measured.of)
+  const counted = requestCounts(measuredSamples, port, measured.seconds)
+  // CPU is process-wide: counted once per serving process, from its main thread's samples.
+  const processSamples = mains.flatMap(measured.of)
+  const own = ownMs(processSamples)
+  const cpuMs = Math.max(0, processSamples.reduce((a, x) => a + x.cpu.user + x.cpu.system, 0) - own)
+  const cpuPerRequestMs = counted.finished > 0 ? cpuMs / counted.finished : 0
   // Little's law: mean time on the server = mean requests in flight ÷ requests finished per ms. In flight is counted
   // between turns of the loop, so a request that starts and ends within one (a synchronous handler) is never seen: it
   // held the server for at least its CPU time, which is therefore the floor.
-  const littleMs = finished > 0 ? inflightMean / (finished / (seconds * 1000)) : 0
+  const littleMs = counted.finished > 0 ? counted.inflightMean / (counted.finished / (measured.seconds * 1000)) : 0
   const serverTimeMean = Math.max(littleMs, cpuPerRequestMs)
   const backends = localBackends(data, serving.processThreads, seconds)
 
@@ -99,24 +113,26 @@ export function computeSignals (data) {
     servingProcesses: serving.pids.size,
     samples: serving.samples.length,
     coverage: serving.samples.reduce((a, x) => a + x.interval, 0) / 1000 / Math.max(1, serving.threads.length),
-    requests: { finished, rate, serverTimeMean, inflightMean },
+    requests: { finished, rate, serverTimeMean, inflightMean: counted.inflightMean },
+    measured: { part: measured.part, seconds: measured.seconds, ownMs: own },
     cpu: {
       ms: cpuMs,
-      percent: cpuMs / (seconds * 1000),
+      percent: cpuMs / (measured.seconds * 1000),
       perRequestMs: cpuPerRequestMs
     },
-    loop: loopFigures(serving.samples),
+    loop: loopFigures(measuredSamples),
     helpers: {
       count: serving.helpers.length,
       utilization: Math.max(0, ...serving.helpers.map(t => loopUtilization(serving.of(t))))
     },
-    gc: gcFigures(serving.samples, seconds * 1000 * Math.max(1, serving.threads.length), cpuMs),
+    // GC time is the whole window's (the pauses a request meets wherever it runs), beside the whole window's CPU.
+    gc: gcFigures(serving.samples, seconds * 1000 * Math.max(1, serving.threads.length), mains.flatMap(serving.of).reduce((a, x) => a + x.cpu.user + x.cpu.system, 0)),
     memory: memoryFigures(data, serving, start, rate),
     listeners: listenerGrowth(data, serving.processThreads),
     agents: agentPressure(serving.processThreads, start, end),
     env: envReads(serving.processThreads, data.run.cwd),
     outgoing: outgoingCalls(data, serving.processThreads, start, end, finished, serverTimeMean),
-    cost: costTrend(serving.samples, processSamples, port, start, COST_LIMITS),
+    cost: costTrend(serving.samples, { serving: measuredSamples, processes: processSamples }, port, start, COST_LIMITS),
     waits: savingsAtMeanTime(computeWaits(serving.threads, start, end, data.run.cwd), serverTimeMean),
     otherPorts: recordedOtherPorts(data, port, end),
     otherCores: otherCores(data, serving.of, seconds, backends),

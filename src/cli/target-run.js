@@ -52,7 +52,8 @@ export async function recordFromFlags (values, command, io, probe) {
   const attach = attachFromFlags(values, command)
   // The load's length is known ahead when hotpath makes it for a duration (not --on-port, not --amount).
   const known = str('on-port') === undefined && plan.amount === 0
-  const profileSlice = probe.profileSlice && probe.profileInterval !== 0 ? profileSliceFor(known ? plan.duration + plan.warmup : undefined, plan.warmup) : null
+  // Without a CPU profile the slice still says where the wait tracer looks, so that the rest measures the server alone.
+  const profileSlice = probe.profileSlice ? profileSliceFor(known ? plan.duration + plan.warmup : undefined, plan.warmup) : null
   const record = await recordRun({
     command,
     attach,

@@ -28,6 +28,8 @@ export class LoadProfiles {
   ended = null
   /** @type {object | null} the same, once it arrived (what an exit writes, synchronously) */
   endedProfile = null
+  /** @type {((on: boolean) => void) | null} told as the CPU profiler begins to start and once it has stopped */
+  onToggle = null
 
   /**
    * @param {ProbeOptions} options
@@ -73,7 +75,15 @@ export class LoadProfiles {
   }
 
   async startCpu () {
+    // Said before it starts: starting it costs the thread time (V8 logs the code it has compiled).
+    this.#toggled(true)
     this.cpu = await startCpuProfile({ interval: this.options.profileInterval }).catch(() => null)
+    if (this.cpu === null) this.#toggled(false)
+  }
+
+  /** @param {boolean} on */
+  #toggled (on) {
+    try { this.onToggle?.(on) } catch {}
   }
 
   /** Stops the CPU profiler (its slice is over, or the load); the profile is written when the load stops. */
@@ -81,7 +91,8 @@ export class LoadProfiles {
     const cpu = this.cpu
     if (cpu === null) return
     this.cpu = null
-    this.ended = cpu.stop().then((profile) => (this.endedProfile = profile), () => null)
+    // Said once it has stopped: the profile is serialised on the thread before the promise settles.
+    this.ended = cpu.stop().then((profile) => (this.endedProfile = profile), () => null).finally(() => this.#toggled(false))
   }
 
   /** The window closed: no slice starts or ends by its timer any more. */

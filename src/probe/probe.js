@@ -3,6 +3,7 @@
 import { join } from 'node:path'
 import cluster from 'node:cluster'
 import v8 from 'node:v8'
+import { performance } from 'node:perf_hooks'
 import { isMainThread, threadId } from 'node:worker_threads'
 import { Sampler } from '../sampling/sampler.js'
 import { ListenerWatcher } from '../sampling/listeners.js'
@@ -49,6 +50,8 @@ const SATURATED = 0.95
 const BUSY_PACE = 10
 /** ms the probe lets requests in flight finish after the load stops, before it reads what the heap keeps */
 const SETTLE_MS = 100
+/** ms of a flush counted as the probe's own work at most: one writes a second's samples, a few ms at most */
+const FLUSH_CAP_MS = 20
 /** ms into the load the environment's reads are watched: clients made for the first requests read their settings */
 const ENV_WATCH_MS = 1000
 
@@ -107,6 +110,10 @@ export class Probe {
     this.outgoing = new OutgoingWatcher()
     this.sockets = new SocketWatcher()
     this.waits = new WaitTracer()
+    // What costs the thread while on — the tracer's hooks, the CPU profiler — is logged as it goes on and off: the
+    // analysis takes the server's own figures (CPU per request, utilisation, delay) from the part of the window where
+    // neither ran (src/analysis/signals-quiet.js).
+    this.waits.onToggle = (on) => this.log.write({ type: 'instrument', what: 'trace', on, time: Date.now() })
     this.sockets.trace = this.waits.socketHooks
     this.drivers = new DriverOps()
     this.drivers.onOp = (op) => this.sockets.named(op)
@@ -134,6 +141,10 @@ export class Probe {
     /** @type {{ start?: number, end?: number }} bytes of heap after the full collections around the load */
     this.settled = {}
     this.profiles = new LoadProfiles(options, this.name)
+    this.profiles.onToggle = (on) => this.log.write({ type: 'instrument', what: 'profile', on, time: Date.now() })
+    /** @type {{ from: number, to: number } | null} epoch ms of the part of the load window that is looked into (the CPU
+     * profile's slice): the wait tracer is armed there only, so that the rest measures the server alone */
+    this.look = null
     /** @type {Promise<object> | null} the window's closing, once it began: what the 'stopped' ack carries */
     this.closing = null
     // A worker thread's window is closed by its main thread too, which waits for it (see thread-windows.js).
@@ -193,6 +204,17 @@ export class Probe {
     // they marked keep a second shape): a saturated hello server on half a core served 0.909 of its neighbour with
     // that one early slot, 0.938 without (bench:overhead, paired, 6 rounds).
     if (!serving) return
+    // Outside the slice the window looks into, the server is measured alone: the tracer's hooks would cost every
+    // promise there, and at a few dozen requests a second they were half the CPU a request read.
+    const look = this.look
+    if (look !== null) {
+      const now = Date.now()
+      if (now < look.from || now >= look.to) {
+        this.slot = 0
+        this.pauseWaits()
+        return
+      }
+    }
     // The time the thread ran, where it is measured: libuv's utilisation reads high while the CPU profiler runs, and
     // counts the time the thread waited for a CPU — on a machine short of cores (one that also runs the database the
     // server waits on) a waiting server's loop read 90% busy while it ran 30% of the time, and no request was traced.
@@ -228,12 +250,17 @@ export class Probe {
       this.drivers.subscribe()
       this.requests.onRequest = this.onRequest
     } else {
-      this.waits.pause()
-      // While requests traced earlier finish, each new one must still clear the context its connection carries.
-      if (!this.waits.active) {
-        this.requests.onRequest = null
-        this.drivers.unsubscribe()
-      }
+      this.pauseWaits()
+    }
+  }
+
+  /** Traces no new request; the hooks go off once those traced have finished. */
+  pauseWaits () {
+    this.waits.pause()
+    // While requests traced earlier finish, each new one must still clear the context its connection carries.
+    if (!this.waits.active) {
+      this.requests.onRequest = null
+      this.drivers.unsubscribe()
     }
   }
 
@@ -289,10 +316,14 @@ export class Probe {
 
   /** Writes what changed since the last flush, then the buffered lines. */
   flush () {
+    const t0 = performance.now()
     try {
       this.snapshotWatchers()
       this.log.flush()
     } catch {}
+    // The probe's own work, which the thread's figures would otherwise charge to the app (capped: a busy machine may
+    // preempt it midway).
+    this.sampler.addOwn(Math.min(FLUSH_CAP_MS, performance.now() - t0))
   }
 
   snapshotWatchers () {
@@ -375,6 +406,8 @@ export class Probe {
     this.threads.opened()
     // Pools are made at start-up: watching constructions any longer would cost every emitter of the load a call.
     this.pools.stop()
+    const constructions = this.options.runtime !== false ? this.pools.constructions() : []
+    if (constructions.length > 0) this.log.write({ type: 'constructions', time: Date.now(), constructions })
     // Settings are read at start-up too, or by a client made for the first requests: a read through the watched
     // environment costs ~1 µs more than a plain one, so it is watched only until the load's first second is over.
     this.envTimer = setTimeout(() => this.stopEnv(), ENV_WATCH_MS)
@@ -382,6 +415,7 @@ export class Probe {
     this.busy = 1
     this.slot = 0
     this.credit = 0
+    this.look = slice
     this.waits.forget()
     // The thread's own CPU and run-queue time, over the window only (a system call a sample): it arms the wait tracer,
     // and corrects the utilisation libuv misreads while the CPU profiler runs (profile-utilization.js).

@@ -78,6 +78,22 @@ export class PoolWatcher {
     return null
   }
 
+  /**
+   * Where the app constructed the objects still alive, one line per class and place: what names the line behind a
+   * package's method on a wait's stack (a session store's `get`, created by the app with its options).
+   * @returns {{ classes: string[], site: Site }[]}
+   */
+  constructions () {
+    /** @type {Map<string, { classes: string[], site: Site }>} */
+    const out = new Map()
+    for (const k of this.#kept) {
+      if (k.ref.deref() === undefined) continue
+      const key = `${k.classes.join(',')}|${k.site.file}:${k.site.line}`
+      if (!out.has(key)) out.set(key, { classes: k.classes, site: k.site })
+    }
+    return [...out.values()]
+  }
+
   /** @param {object} emitter */
   #saw (emitter) {
     if (emitter instanceof Stream || this.#kept.length >= MAX_KEPT) return

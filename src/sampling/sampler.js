@@ -26,6 +26,9 @@ import { callSafely, positiveOption } from './warn.js'
  *   at the end of the interval; rss is the whole process's, the rest this thread's heap. rss and arrayBuffers are read
  *   on every 10th sample of a running sampler and repeated between (see memory.js)
  * @property {GcStats} gc this thread's GCs that ended in the interval
+ * @property {number} [own] ms the sampler's timer spent in the samples before this one (taking them and handling them:
+ *   `onSample`), and whatever its owner added (`addOwn`): the measuring's own work, which the thread's figures (CPU,
+ *   utilisation) include and the analysis takes out of them. Only on samples whose timer had that time to report
  * @property {{ cpu: number, wait: number, span: number }} [thread] ms this thread spent on a CPU and waiting in the run
  *   queue for one (Linux only), read with the CPU: on the samples that read it, over the `span` ms since the last read
  * @property {Record<string, number>} [resources] active resources by type (process.getActiveResourcesInfo()), only on
@@ -88,6 +91,8 @@ export class Sampler {
   #memory = null
   /** @type {import('./thread-time.js').ThreadTime | null} */
   #lastThread = null
+  /** ms of the sampler's own work not yet reported in a sample */
+  #own = 0
 
   /** @param {SamplerOptions} [opts] */
   constructor (opts = {}) {
@@ -126,6 +131,15 @@ export class Sampler {
 
   /** Whether the timer runs. */
   get running () { return this.#timer !== null }
+
+  /**
+   * Counts `ms` of the owner's measuring work (writing samples out, say) as the sampler's own, reported with the next
+   * sample's `own`.
+   * @param {number} ms
+   */
+  addOwn (ms) {
+    if (ms > 0) this.#own += ms
+  }
 
   /**
    * Whether samples carry the thread's own CPU and run-queue time (`thread`; Linux). Off by default: only the doctor
@@ -176,6 +190,9 @@ export class Sampler {
     this.#timer = setInterval(() => {
       const sample = this.#take(true)
       callSafely('Sampler onSample', this.#onSample, sample)
+      // The sample's own cost goes into the next one: this one is written. Wall time is CPU time here (synchronous
+      // work), but for a sample a busy machine preempted: capped, so that a preemption is not taken for the app's time.
+      this.#own += Math.min(OWN_CAP_MS, performance.now() - this.#last)
     }, this.#interval * this.#pace)
     this.#timer.unref()
   }
@@ -231,6 +248,10 @@ export class Sampler {
       gc: this.#countGc ? this.#gc.take() : NO_GC_STATS
     }
     if (onTime && this.#pace > 1) sample.pace = this.#pace
+    if (this.#own > 0) {
+      sample.own = round3(this.#own)
+      this.#own = 0
+    }
     // On the samples that read the CPU: each read is a system call and a parse, ~25 µs in the sample of a busy server
     // (its code is out of the cache by the next sample), and both uses add the figures up over many samples.
     if (this.#threadTime !== null && sample.cpu.span !== 0) {
@@ -300,6 +321,9 @@ export class Sampler {
     this.#gc.take()
   }
 }
+
+/** ms of one sample's work counted as the sampler's own at most: a sample takes ~0.1 ms. */
+const OWN_CAP_MS = 2
 
 /** Samples between resets of the delay histogram while every tick is on time. */
 const CLEAN_RESETS = 10

@@ -42,6 +42,21 @@ const MAX_SPANS = 2000
  * @property {string | null} apiFile that frame's file (`node:fs`, `…/node_modules/pg-pool/index.js`)
  * @property {{ function: string, file: string, line: number }[]} callers the app frames above, innermost first (async
  *   ones included): the loop around a wait is often one of them
+ * @property {PackageFrame[]} [below] the packages the app's call went through down to the wait, outermost first (a
+ *   framework's `res.json`, a middleware's `res.end`, a store, an ORM, a driver)
+ * @property {PackageFrame[]} [packages] for a wait whose stack holds no frame of the app (a middleware's session
+ *   lookup, an ORM's hook, a driver's retry): the packages its stack went through, outermost first, from the
+ *   request's dispatcher (a framework) down to the one that made the call; `function`, `file` and `line` are then the
+ *   outermost one's
+ */
+
+/**
+ * @typedef {object} PackageFrame a package a wait's stack went through, by its name and the function the stack entered
+ *   it by (`express-session` `session`, `connect-session-sequelize` `SequelizeStore.get`)
+ * @property {string} name
+ * @property {string} function
+ * @property {string} file
+ * @property {number} line
  */
 
 /**
@@ -74,6 +89,8 @@ export class WaitTracer {
   #initHook
   #enabled = false
   armed = false
+  /** @type {((on: boolean) => void) | null} told when the hooks go on and off: while on, they cost every promise */
+  onToggle = null
   #nextId = 1
   #lastStart = -Infinity
   #pausedAt = 0
@@ -178,6 +195,7 @@ export class WaitTracer {
     if (this.#enabled) return
     this.#hook.enable()
     this.#enabled = true
+    try { this.onToggle?.(true) } catch {}
   }
 
   #disable () {
@@ -186,6 +204,7 @@ export class WaitTracer {
     this.#enabled = false
     this.#cause = null
     this.#causeTrips = null
+    try { this.onToggle?.(false) } catch {}
   }
 
   /**
