@@ -1,6 +1,6 @@
 // The figures behind a verdict, each against its threshold, as facts: the report words each row
 // (src/report/words/evidence.js) from its signal, state and facts.
-import { growingCostOf, isLeak, RULES } from './rules.js'
+import { growingCostOf, isLeak, ruleFor, RULES } from './rules.js'
 import { THRESHOLDS } from './thresholds.js'
 import { agentRows, outgoingRows, waitRows } from './evidence-waits.js'
 
@@ -27,7 +27,10 @@ import { agentRows, outgoingRows, waitRows } from './evidence-waits.js'
  * @returns {Evidence[]}
  */
 export function collectEvidence (s, category) {
-  const decisive = new Set(RULES.find(r => r.category === category)?.decisive ?? [])
+  // The rule that decided, when the figures' own verdict is the category (a run that failed keeps its figures'), else
+  // the category's first.
+  const rule = ruleFor(s)
+  const decisive = new Set((rule.category === category ? rule : RULES.find(r => r.category === category))?.decisive ?? [])
   const io = category === 'io'
   const groups = [
     loopRows(s),

@@ -79,6 +79,18 @@ export const RULES = [
     facts: (s) => ({ kind: 'gc', share: s.gc.share, dominant: dominantGc(s) })
   },
   {
+    category: 'io',
+    // Direct evidence decides: the traced requests spent most of their time on the server waiting on something
+    // outside the process, and the serving threads' own time on a CPU (the probe's sampling left out) says they were
+    // not busy computing. Figures that describe the thread as a whole — its CPU per request, its loop's utilisation
+    // and delay — are moved by what else runs on the machine (a database on the same cores queues the server's
+    // thread for a CPU) and by the probe itself; a server waiting 96% of its requests' time at one line read
+    // `event-loop` on them.
+    holds: (s) => waited(s) && !computing(s),
+    decisive: ['wait', 'waits-traced', 'server-time'],
+    facts: waitingFacts
+  },
+  {
     category: 'event-loop',
     holds: (s) => s.loop.delayP99 >= THRESHOLDS.delayP99 ||
       (s.requests.finished === 0 && s.loop.delayMax >= 1000) ||
@@ -104,15 +116,7 @@ export const RULES = [
       // against the rest (a client that makes six round trips a request spends a quarter of it encoding them).
       s.cpu.perRequestMs <= (waited(s) ? 1 - THRESHOLDS.waitedShare : THRESHOLDS.cpuOfServerTime) * s.requests.serverTimeMean,
     decisive: ['server-time', 'event-loop-utilization'],
-    facts: (s) => ({
-      kind: 'waiting',
-      serverTimeMs: s.requests.serverTimeMean,
-      cpuPerRequestMs: s.cpu.perRequestMs,
-      idle: 1 - s.loop.utilization,
-      runQueue: s.loop.runQueue,
-      topWait: topWait(s),
-      agent: s.agents.length > 0 ? { agent: s.agents[0].agent, maxSockets: s.agents[0].maxSockets } : null
-    })
+    facts: waitingFacts
   },
   {
     category: 'healthy',
@@ -183,6 +187,34 @@ function waited (s) {
 }
 
 /**
+ * Whether the serving threads computed for most of the window, by their own time on a CPU (Linux; the probe's own
+ * sampling left out), else by their loops' utilisation less the time they queued for a CPU; or a worker thread of
+ * theirs did.
+ * @param {Signals} s
+ */
+function computing (s) {
+  const ran = s.loop.threadCpu ?? ownUtilization(s)
+  return ran >= THRESHOLDS.busy || s.helpers.utilization >= THRESHOLDS.busy
+}
+
+/**
+ * The facts of a verdict of waiting.
+ * @param {Signals} s
+ * @returns {RuleFacts}
+ */
+function waitingFacts (s) {
+  return {
+    kind: 'waiting',
+    serverTimeMs: s.requests.serverTimeMean,
+    cpuPerRequestMs: s.cpu.perRequestMs,
+    idle: 1 - s.loop.utilization,
+    runQueue: s.loop.runQueue,
+    topWait: topWait(s),
+    agent: s.agents.length > 0 ? { agent: s.agents[0].agent, maxSockets: s.agents[0].maxSockets } : null
+  }
+}
+
+/**
  * Where the requests wait most, when one line takes a real part of their time.
  * @param {Signals} s
  */
@@ -208,11 +240,19 @@ export function dominantGc (s) {
  * @returns {{ category: Category, facts: VerdictFacts }}
  */
 export function decide (s) {
-  const rule = /** @type {typeof RULES[number]} */ (RULES.find(r => r.holds(s)))
+  const rule = ruleFor(s)
   const busy = s.otherCores !== null && s.otherCores >= THRESHOLDS.otherCores
   const growingCost = rule.category === 'insufficient-data' ? null : growingCostOf(s)
   const otherPorts = s.otherPorts.length > 0 ? s.otherPorts : null
   return { category: rule.category, facts: { ...rule.facts(s), otherCores: busy ? s.otherCores : null, otherPorts, growingCost } }
+}
+
+/**
+ * The first rule that holds.
+ * @param {Signals} s
+ */
+export function ruleFor (s) {
+  return /** @type {typeof RULES[number]} */ (RULES.find(r => r.holds(s)))
 }
 
 /**
