@@ -4,6 +4,7 @@ import { scriptIndex } from '../profile/script-index.js'
 import { SourceCache } from '../profile/sources.js'
 import { THRESHOLDS } from './thresholds.js'
 import { queueIsMinor, waitLine } from './wait-line.js'
+import { placedAt } from './wait-packages.js'
 
 /** @typedef {import('./waits.js').WaitSignal} WaitSignal */
 
@@ -20,6 +21,8 @@ import { queueIsMinor, waitLine } from './wait-line.js'
  * @property {{ perRequest: number } | null} parallel
  * @property {{ msPerWait: number, others: number } | null} queue
  * @property {WaitSignal['pool']} pool
+ * @property {import('./wait-packages.js').PackagePath | null} via the packages the wait went through (a middleware, a
+ *   store, an ORM, a driver), and where the app put them on the request's path
  */
 
 /**
@@ -55,6 +58,8 @@ export function waitCulprits (s, cwd) {
  * @returns {import('./culprits.js').Culprit}
  */
 function siteCulprit (w, sources, cwd) {
+  const placed = placedAt(w.site.packages)
+  if (placed !== null) return placedCulprit(w, placed)
   const named = nameOf(w.site.function, w.site.callers)
   const name = named.name
   // An anonymous function is named from the source around it, as the CPU culprits are (`get('/') callback`).
@@ -68,6 +73,29 @@ function siteCulprit (w, sources, cwd) {
     line: w.site.line,
     share: w.share,
     kind: /\bnode_modules\b/.test(w.site.file) ? 'dependency' : 'app',
+    measure: 'waits',
+    threads: [{ pid: w.pid, threadId: w.threadId }],
+    facts: { kind: 'waits', ...waitLine(w) },
+    wait: waitFacts(w, 'wait')
+  }
+}
+
+/**
+ * A wait the app's packages made with no frame of the app on its stack (a session middleware's lookup), blamed where
+ * the app put them on the request's path: the line that hands the first of them to the framework, or constructs an
+ * object of theirs the wait went through.
+ * @param {WaitSignal} w
+ * @param {{ file: string, line: number }} placed
+ * @returns {import('./culprits.js').Culprit}
+ */
+function placedCulprit (w, placed) {
+  const first = /** @type {import('./wait-packages.js').PackagePath} */ (w.site.packages).chain[0]
+  return {
+    function: `${first.name} ${first.function}`,
+    file: placed.file,
+    line: placed.line,
+    share: w.share,
+    kind: 'app',
     measure: 'waits',
     threads: [{ pid: w.pid, threadId: w.threadId }],
     facts: { kind: 'waits', ...waitLine(w) },
@@ -116,7 +144,8 @@ function waitFacts (w, role) {
     sequential: w.sequential ? { perRequest: round(w.sequential.perRequest, 1), loop: w.sequential.loop, savedMs: round(w.sequential.savedMs, 3) } : null,
     parallel: w.parallel ? { perRequest: round(w.parallel.perRequest, 1) } : null,
     queue: w.queue ? { msPerWait: round(w.queue.msPerWait, 3), others: round(w.queue.others, 3) } : null,
-    pool: w.pool
+    pool: w.pool,
+    via: w.site.packages
   }
 }
 

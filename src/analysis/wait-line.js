@@ -1,9 +1,12 @@
 import { THRESHOLDS } from './thresholds.js'
+import { placedAt } from './wait-packages.js'
 
 /**
  * @typedef {object} WaitLine one line where traced requests waited, as the verdict, evidence, culprits and advice cite
  *   it: unrounded, so that what the report prints from it is what the signal measured
- * @property {{ file: string, line: number }} site
+ * @property {{ file: string, line: number }} site the line of the app where they waited; for waits packages made with
+ *   no frame of the app on their stacks, where the app put those packages on the request's path (see `via`)
+ * @property {import('./wait-packages.js').PackagePath | null} via the packages the waits went through, when any
  * @property {{ type: string, name: string, target: string }} resource what they wait on there
  * @property {number} share of the traced requests' time on the server
  * @property {number} perRequest waits there per request (round trips, for a socket)
@@ -22,7 +25,8 @@ import { THRESHOLDS } from './thresholds.js'
  */
 export function waitLine (w) {
   return {
-    site: { file: w.site.file, line: w.site.line },
+    site: placedAt(w.site.packages) ?? { file: w.site.file, line: w.site.line },
+    via: w.site.packages,
     resource: { type: w.resource.type, name: w.resource.name, target: w.resource.target },
     share: w.share,
     perRequest: w.perRequest,

@@ -37,6 +37,9 @@
 export function operations (trace, waits) {
   /** @type {Span[]} */
   const spans = trace.spans.map(a => ({ start: a[0], dur: a[1], site: a[2], resource: a[3], kind: waits.kinds.get(a[4]) ?? '', cause: a[5], trip: a[6], own: a[7], parent: a[8] }))
+  /** @type {Set<Span>} spans some other span began in */
+  const parents = new Set()
+  for (const s of spans) if (s.parent >= 0 && spans[s.parent] !== undefined) parents.add(spans[s.parent])
   // The steps of one call (fs.readFile's open, then its stat in the open's callback…) are one wait: a native span
   // begun in another's callback at the same site continues it.
   /** @type {number[]} */
@@ -54,18 +57,29 @@ export function operations (trace, waits) {
   /** @type {Operation[]} */
   const out = []
   for (const [, members] of groupBy(spans.map((s, i) => ({ s, k: key[i] })), m => m.k)) {
-    const list = members.map(m => m.s).sort((a, b) => a.start - b.start)
+    const all = members.map(m => m.s).sort((a, b) => a.start - b.start)
     // Its extent is that of the I/O itself when the request made it (the round trip, the call's steps), else that of
     // the await on it (a query a pool wrote later, a worker's reply): the one begun last, as the awaits above only
     // wrap it — the handler's await of a function that loops over queries ends with the last query and began with the
     // first, and as the extent it made an N+1 read as queries at once.
-    const physical = list.filter(isNative)
+    const physical = all.filter(isNative)
+    // A promise made after the I/O had completed did not wait for it: it was made and settled within the callback that
+    // the I/O ran (the code after an await, up to its next await). Counted in, it lent the I/O the site of that code —
+    // a session's SELECT, read in a middleware before the route ran, was charged to the route's res.json().
+    const done = physical.length > 0 ? Math.max(...physical.map(s => s.start + s.dur)) : Infinity
+    const list = all.filter(s => isNative(s) || s.start < done)
+    // A timer that fired without anything of the request going on from it (no await it settled, nothing begun in its
+    // callback) held nothing up: a library's timeout or housekeeping, begun in the request and left to run.
+    if (list.length === 1 && list[0].kind === 'Timeout' && !parents.has(list[0])) continue
     const basis = physical.length > 0 ? physical : [list[list.length - 1]]
     const start = Math.min(...basis.map(s => s.start))
     const end = Math.max(...basis.map(s => s.start + s.dur))
     // Where it began in the app: at the I/O itself, else at the await begun last — the awaits of its callers began
     // earlier (the handler's await of a loop of queries ends with the last one, which read as waited at the handler).
-    const sited = physical.find(s => s.site >= 0) ?? list.findLast(s => s.site >= 0)
+    // A site in the packages only (no frame of the app on any stack of the wait) is the last resort, and then the one
+    // whose stack reached furthest out: the wait's first await was begun where the middleware called the package.
+    const isApp = (/** @type {Span} */ s) => s.site >= 0 && waits.sites.get(s.site)?.packages === undefined
+    const sited = physical.find(isApp) ?? list.findLast(isApp) ?? outermostPackageSite(list, waits)
     const site = sited?.site ?? -1
     const named = list.find(s => !isVague(waits.resources.get(s.resource))) ?? list[0]
     const tripped = list.find(s => s.trip >= 0)
@@ -73,7 +87,7 @@ export function operations (trace, waits) {
     const at = lineOf(waits, site)
     /** @type {Set<number>} */
     const enclosing = new Set()
-    for (const s of list) if (s.site >= 0 && !isNative(s) && lineOf(waits, s.site) !== at) enclosing.add(s.site)
+    for (const s of list) if (isApp(s) && !isNative(s) && lineOf(waits, s.site) !== at) enclosing.add(s.site)
     // A request whose own await waited longer than the trip that answered it queued before the trip was written. The
     // await is the one on the call itself, begun last: the awaits of its callers end with it too (the handler's await
     // of a function that loops over queries ends with the last query), and began with the first.
@@ -91,6 +105,26 @@ export function operations (trace, waits) {
     })
   }
   return out
+}
+
+/**
+ * Of a wait's spans sited in packages only, the one whose stack went through the most packages (the first begun, of
+ * those): the await begun in the middleware, not the driver's write below it.
+ * @param {Span[]} list
+ * @param {WaitData} waits
+ * @returns {Span | undefined}
+ */
+function outermostPackageSite (list, waits) {
+  let best
+  let depth = 0
+  for (const s of list) {
+    const d = s.site >= 0 ? waits.sites.get(s.site)?.packages?.length ?? 0 : 0
+    if (d > depth) {
+      best = s
+      depth = d
+    }
+  }
+  return best
 }
 
 /**

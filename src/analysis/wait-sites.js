@@ -5,6 +5,7 @@ import { isAbsolute, resolve } from 'node:path'
 import { SourceCache } from '../profile/sources.js'
 import { displayPath } from './paths.js'
 import { enclosingLoop } from './source-loop.js'
+import { appFilesOf, packagePath } from './wait-packages.js'
 import { THRESHOLDS } from './rules.js'
 
 /** @typedef {import('./run-data.js').ThreadRecord} ThreadRecord */
@@ -128,13 +129,15 @@ export function summarize (acc, traced, totalMs, threads) {
   const [top] = [...acc.resources].sort((a, b) => b[1] - a[1])
   const [type, op, target] = top ? top[0].split('\u0000') : ['unknown', '', '']
   const s = acc.site
+  const thread = threads.find(x => x.pid === acc.pid && x.threadId === acc.threadId)
   const site = {
     function: s.function,
     file: displayPath(s.file, acc.cwd),
     line: s.line,
     column: s.column,
     api: s.api,
-    callers: s.callers.map(c => ({ function: c.function, file: displayPath(c.file, acc.cwd), line: c.line }))
+    callers: s.callers.map(c => ({ function: c.function, file: displayPath(c.file, acc.cwd), line: c.line })),
+    packages: thread ? packagePath(s, { constructions: thread.constructions, appFiles: appFilesFor(thread, acc.cwd), cwd: acc.cwd }) : null
   }
   const perRequest = acc.waits / Math.max(1, traced)
   const msPerWait = acc.waits > 0 ? acc.waitMs / acc.waits : 0
@@ -160,6 +163,22 @@ export function summarize (acc, traced, totalMs, threads) {
     pid: acc.pid,
     threadId: acc.threadId
   }
+}
+
+/** @type {WeakMap<ThreadRecord, string[]>} */
+const appFiles = new WeakMap()
+
+/**
+ * @param {ThreadRecord} t
+ * @param {string} cwd
+ */
+function appFilesFor (t, cwd) {
+  let files = appFiles.get(t)
+  if (files === undefined) {
+    files = appFilesOf(t, cwd)
+    appFiles.set(t, files)
+  }
+  return files
 }
 
 /**

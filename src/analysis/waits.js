@@ -17,7 +17,9 @@ export { resourceName } from './wait-sites.js'
 
 /**
  * @typedef {object} WaitSignal one line of the app where traced requests waited, and on what
- * @property {{ function: string, file: string, line: number, column: number, api: string | null, callers: { function: string, file: string, line: number }[] }} site
+ * @property {{ function: string, file: string, line: number, column: number, api: string | null, callers: { function: string, file: string, line: number }[], packages: import('./wait-packages.js').PackagePath | null }} site
+ *   where the wait began: a line of the app; or, for a wait made with no frame of the app on its stack, the entry of
+ *   the first package the app put on the request's path, which `packages` says where it put
  * @property {WaitResource} resource the most frequent thing waited on there
  * @property {number} share of the traced requests' time on the server spent waiting here (each instant of a request
  *   goes to one wait: the innermost, or shared between waits that run at once)

@@ -84,7 +84,7 @@ export class WaitRecorder {
       spans.push([
         round(span.t0 - trace.start),
         round(span.t1 - span.t0),
-        site === null ? -1 : this.#sites.id(`${site.file}:${site.line}:${site.column}|${site.function}|${site.api ?? ''}|${site.callers.map(c => `${c.file}:${c.line}`).join(',')}`, site),
+        site === null ? -1 : this.#sites.id(`${site.file}:${site.line}:${site.column}|${site.function}|${site.api ?? ''}|${site.callers.map(c => `${c.file}:${c.line}`).join(',')}|${(site.packages ?? site.below ?? []).map(c => `${c.file}:${c.line}`).join(',')}`, site),
         this.#resources.id(resource.join('\u0000'), resource),
         this.#kinds.id(span.kind, span.kind),
         this.#causeId(trip ?? span.cause ?? span),

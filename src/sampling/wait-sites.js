@@ -8,6 +8,10 @@ import { parseFrame, isInternal } from './stack.js'
 
 /** Frames kept per stack: deep enough to climb out of a driver's or ORM's frames to the app's call. */
 const STACK_FRAMES = 40
+/** Packages kept of a wait's way through its stack. */
+const MAX_PACKAGES = 8
+
+/** @typedef {import('./waits.js').PackageFrame} PackageFrame */
 
 /**
  * The frames where a wait begins, captured but not formatted: V8 formats `stack` when it is first read, which the
@@ -39,10 +43,53 @@ export function siteOf (span) {
   // A wait a client socket's round trip ended may begin in the client's code: the methods of the class that opened
   // the connection (and what they run) are not where the request waits, even when the app wrote that class.
   const owners = span.trips?.[0]?.owners ?? []
-  let site = span.stack !== null ? siteFromStack(String(span.stack.stack ?? ''), owners) : null
+  const text = span.stack !== null ? String(span.stack.stack ?? '') : ''
+  let site = text !== '' ? siteFromStack(text, owners) : null
   if (site === null && span.parent !== null && span.parent !== span) site = siteOf(span.parent)
+  // No frame of the app on its stack nor on those of the waits it began in: the packages it went through say where.
+  if (site === null && text !== '') site = packageSite(text)
   span.site = site
   return site
+}
+
+/**
+ * Where a wait with no frame of the app began, in the packages its stack went through, outermost first: the request's
+ * dispatcher (the package node:http called: a framework) called others (its router, a middleware) down to the one
+ * that made the call. The site is the outermost package's entry; the analysis tells the dispatcher from the rest.
+ * @param {string} text an Error's stack
+ * @returns {WaitSite | null}
+ */
+export function packageSite (text) {
+  /** @type {(import('./stack.js').Site | null)[]} */
+  const sites = []
+  for (const line of text.split('\n')) {
+    const t = line.trim()
+    if (t.startsWith('at ')) sites.push(parseFrame(t.slice(3)))
+  }
+  const chain = packageChain(sites)
+  if (chain.length === 0) return null
+  const first = chain[0]
+  return {
+    function: first.function,
+    file: first.file,
+    line: first.line,
+    column: 0,
+    api: chain.length > 1 ? chain[1].function : null,
+    apiFile: chain.length > 1 ? chain[1].file : null,
+    callers: [],
+    packages: chain
+  }
+}
+
+/**
+ * The package a file belongs to, from its path (the last node_modules folder in it); null for the app's own files.
+ * @param {string} file
+ */
+export function packageName (file) {
+  const i = file.lastIndexOf('/node_modules/')
+  if (i === -1) return null
+  const rest = file.slice(i + '/node_modules/'.length).split('/')
+  return rest[0].startsWith('@') && rest.length > 1 ? `${rest[0]}/${rest[1]}` : rest[0]
 }
 
 /**
@@ -83,6 +130,9 @@ export function siteFromStack (text, owners = []) {
     if (callers.length >= 3) break
     if (isApp(s) && s !== null) callers.push({ function: s.function.replace(/^async\s+/, ''), file: s.file, line: s.line })
   }
+  // The packages the app's call went through to the wait (a framework's res.json, a middleware's end, a store, an
+  // ORM, a driver): what it set going.
+  const chain = packageChain(sites.slice(0, i))
   return {
     function: own.function.replace(/^async\s+/, ''),
     file: own.file,
@@ -90,6 +140,28 @@ export function siteFromStack (text, owners = []) {
     column: own.column,
     api: below ? below.function.replace(/^(async|new)\s+/, '') : null,
     apiFile: below ? below.file : null,
-    callers
+    callers,
+    ...(chain.length > 0 ? { below: chain } : {})
   }
+}
+
+/**
+ * The packages a run of stack frames went through, outermost first, each by the function the stack entered it by.
+ * @param {(import('./stack.js').Site | null)[]} sites innermost first, as a stack lists them
+ * @returns {PackageFrame[]}
+ */
+function packageChain (sites) {
+  /** @type {PackageFrame[]} */
+  const groups = []
+  for (const s of sites) {
+    if (s === null || isInternal(s.file)) continue
+    const name = packageName(s.file)
+    if (name === null) continue
+    const frame = { name, function: s.function.replace(/^(async|new)\s+/, ''), file: s.file, line: s.line }
+    const last = groups[groups.length - 1]
+    // Innermost first: a package's frames in a row end with the one the stack entered it by.
+    if (last !== undefined && last.name === name) groups[groups.length - 1] = frame
+    else groups.push(frame)
+  }
+  return groups.reverse().slice(0, MAX_PACKAGES)
 }

@@ -1,5 +1,6 @@
 import { formatBytes, formatMs } from '../format.js'
 import { experimentSentence } from './experiments.js'
+import { whereWaited } from './waits.js'
 
 /** @typedef {import('../../analysis/recommendations.js').Advice} Advice */
 /** @typedef {import('../../analysis/recommendations.js').CodeAt} CodeAt */
@@ -73,7 +74,7 @@ function where (c) {
  * @param {WaitLine} w
  */
 function waitAdviceText (kind, w) {
-  const at = `${w.site.file}:${w.site.line}`
+  const at = whereWaited(w).replace(/^at /, '')
   if (kind === 'pool-too-small' && w.queue && w.pool) {
     const made = w.pool.site ? ` created at ${w.pool.site.file}:${w.pool.site.line}${w.pool.limit ? ` with ${w.pool.limit.key}: ${w.pool.limit.value}` : ''}` : ''
     const call = callWord(w.resource.type)
@@ -86,7 +87,7 @@ function waitAdviceText (kind, w) {
   if (kind === 'parallel-round-trips') {
     return `Each request makes ${Math.round(w.perRequest)} round trips at once at ${at} (${w.resource.name}): ${batchHint(w.resource.type)} would make it one.`
   }
-  return `Requests spend ${Math.round(w.share * 100)}% of their time at ${at} waiting on ${w.resource.name} (${formatMs(w.msPerWait)} each): ${remedy(w.resource.type)}`
+  return `Requests spend ${Math.round(w.share * 100)}% of their time ${whereWaited(w)} waiting on ${w.resource.name} (${formatMs(w.msPerWait)} each): ${remedy(w.resource.type)}`
 }
 
 /**

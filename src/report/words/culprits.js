@@ -1,5 +1,5 @@
 import { formatBytes, formatMs } from '../format.js'
-import { waitCounts } from './waits.js'
+import { viaPackages, waitCounts } from './waits.js'
 
 /**
  * Why a culprit is blamed, in words, from its facts.
@@ -16,7 +16,7 @@ export function culpritReason (f) {
       const queued = f.queue ? `; ${formatMs(f.queue.msPerWait)} of each is spent queueing before the round trip (${formatMs(f.msPerTrip ?? 0)}) starts` : ''
       const seq = f.sequential ? `; one after another${f.sequential.loop ? ` from ${f.sequential.loop.file}:${f.sequential.loop.line}` : ''}: batching would save ~${formatMs(f.sequential.savedMs)} a request` : ''
       const at = f.resource.target && !f.resource.name.includes(f.resource.target) ? ` at ${f.resource.target}` : ''
-      return `waits on ${f.resource.name}${at}: ${waitCounts(f)}${queued}${seq}`
+      return `waits on ${f.resource.name}${at}: ${waitCounts(f)}${queued}${seq}${viaPackages(f)}`
     }
     case 'keeps': {
       const per = f.bytesPerRequest !== null ? `, ${formatBytes(f.bytesPerRequest)} a request` : ''

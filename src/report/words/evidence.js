@@ -1,5 +1,5 @@
 import { formatBytes, formatMs, formatPercent } from '../format.js'
-import { waitCounts } from './waits.js'
+import { waitCounts, whereWaited } from './waits.js'
 
 /** @typedef {import('../../analysis/evidence.js').Evidence} Evidence */
 
@@ -62,7 +62,7 @@ const WORDS = {
     verdict: { waiting: (f) => `${f.calls.toLocaleString('en-US')} calls of ${formatMs(f.meanMs)}${f.site ? `, made at ${f.site.file}:${f.site.line}` : ''}` }
   },
   wait: {
-    label: (f) => `waiting at ${f.site.file}:${f.site.line}`,
+    label: (f) => `waiting ${whereWaited(f)}`,
     verdict: { waiting: (f) => `${f.resource.name}: ${waitCounts(f)}` }
   },
   'sequential-waits': {

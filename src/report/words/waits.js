@@ -23,5 +23,30 @@ export function topWaitSentence (w) {
   const queued = w.queue && w.pool
     ? `, ${formatPercent(w.queue.share, 0)} of it queueing for one of the ${w.pool.connections} connections ${w.pool.site ? `of the pool created at ${w.pool.site.file}:${w.pool.site.line}` : `to ${w.pool.endpoint}`}`
     : ''
-  return ` Most of it (${formatPercent(w.share, 0)}) is spent at ${w.site.file}:${w.site.line} waiting on ${w.resource.name} (${waitCounts(w)})${queued}.`
+  return ` Most of it (${formatPercent(w.share, 0)}) is spent ${whereWaited(w)} waiting on ${w.resource.name} (${waitCounts(w)})${queued}.`
+}
+
+/**
+ * `at app.js:12`, or for waits the app's packages made on their own, `in express-session (put on the request's path at
+ * app.js:9)`.
+ * @param {Pick<WaitLine, 'site' | 'via'>} w
+ */
+export function whereWaited (w) {
+  const via = w.via
+  if (via === null || via === undefined || !via.outsideApp) return `at ${w.site.file}:${w.site.line}`
+  const first = via.chain[0]
+  const placed = via.used ? `put on the request's path at ${via.used.file}:${via.used.line}` : via.created ? `its ${via.created.class} created at ${via.created.file}:${via.created.line}` : null
+  return `in ${first.name} (${first.function}${placed ? `, ${placed}` : ''})`
+}
+
+/**
+ * `; through express-session session → connect-session-sequelize SequelizeStore.get → sequelize Session.findOne, the
+ * SequelizeStore created at app.js:12` — the packages a wait went through, when any.
+ * @param {Pick<WaitLine, 'via'>} w
+ */
+export function viaPackages (w) {
+  const via = w.via
+  if (via === null || via === undefined || via.chain.length === 0) return ''
+  const created = via.created ? `, the ${via.created.class} created at ${via.created.file}:${via.created.line}` : ''
+  return `; through ${via.chain.map(c => `${c.name} ${c.function}`).join(' → ')}${created}`
 }
