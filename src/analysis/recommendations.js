@@ -1,6 +1,6 @@
 import { dominantGc, growingCostOf, ownUtilization } from './rules.js'
 import { THRESHOLDS } from './thresholds.js'
-import { queueIsMinor, waitLine } from './wait-line.js'
+import { poolIsFull, queueIsMinor, waitLine } from './wait-line.js'
 
 /** @typedef {import('./signals.js').Signals} Signals */
 /** @typedef {import('./rules.js').Category} Category */
@@ -18,6 +18,7 @@ import { queueIsMinor, waitLine } from './wait-line.js'
  *   | { kind: 'n-plus-one', wait: WaitLine }
  *   | { kind: 'parallel-round-trips', wait: WaitLine }
  *   | { kind: 'slow-wait', wait: WaitLine }
+ *   | { kind: 'app-queue', wait: WaitLine }
  *   | { kind: 'slow-outgoing', target: string, share: number, meanMs: number, perRequest: number, site: { file: string, line: number } | null }
  *   | { kind: 'find-waits' }
  *   | { kind: 'agent-queue', agent: string, maxSockets: number, maxQueued: number }
@@ -147,7 +148,11 @@ function waitAdvice (s) {
   for (const w of s.waits.sites) {
     if (w.share < THRESHOLDS.waitShare) continue
     const wait = waitLine(w)
-    const pool = wait.queue !== null && wait.pool !== null && !queueIsMinor(wait)
+    if (w.behind) {
+      out.push({ kind: 'app-queue', wait })
+      continue
+    }
+    const pool = wait.queue !== null && poolIsFull(wait.pool) && !queueIsMinor(wait)
     if (pool) out.push({ kind: 'pool-too-small', wait })
     if (w.sequential) out.push({ kind: 'n-plus-one', wait })
     else if (w.parallel && w.perRequest >= THRESHOLDS.sequentialWaits) out.push({ kind: 'parallel-round-trips', wait })

@@ -3,7 +3,7 @@ import { labelAt } from '../profile/function-labels.js'
 import { scriptIndex } from '../profile/script-index.js'
 import { SourceCache } from '../profile/sources.js'
 import { THRESHOLDS } from './thresholds.js'
-import { queueIsMinor, waitLine } from './wait-line.js'
+import { poolIsFull, queueIsMinor, waitLine } from './wait-line.js'
 import { placedAt } from './wait-packages.js'
 
 /** @typedef {import('./waits.js').WaitSignal} WaitSignal */
@@ -21,6 +21,9 @@ import { placedAt } from './wait-packages.js'
  * @property {{ perRequest: number } | null} parallel
  * @property {{ msPerWait: number, others: number } | null} queue
  * @property {WaitSignal['pool']} pool
+ * @property {WaitSignal['backend']} backend each round trip's queueing behind other operations at the backend, and its
+ *   own time there
+ * @property {WaitSignal['behind']} behind waits for other requests to finish, here (a limit of the app's own)
  * @property {import('./wait-packages.js').PackagePath | null} via the packages the wait went through (a middleware, a
  *   store, an ORM, a driver), and where the app put them on the request's path
  */
@@ -109,7 +112,7 @@ function placedCulprit (w, placed) {
  */
 function poolCulprit (w) {
   const pool = w.pool
-  if (w.queue === null || w.queue.msPerWait < THRESHOLDS.poolQueueMs || pool === null || pool.site === null) return null
+  if (w.queue === null || w.queue.msPerWait < THRESHOLDS.poolQueueMs || pool === null || pool.site === null || !poolIsFull(pool)) return null
   const share = w.msPerWait > 0 ? w.share * Math.min(1, w.queue.msPerWait / w.msPerWait) : 0
   const { name } = nameOf(pool.site.function, [])
   return {
@@ -145,6 +148,8 @@ function waitFacts (w, role) {
     parallel: w.parallel ? { perRequest: round(w.parallel.perRequest, 1) } : null,
     queue: w.queue ? { msPerWait: round(w.queue.msPerWait, 3), others: round(w.queue.others, 3) } : null,
     pool: w.pool,
+    backend: w.backend ? { queuedMs: round(w.backend.queuedMs, 3), serviceMs: round(w.backend.serviceMs, 3) } : null,
+    behind: w.behind,
     via: w.site.packages
   }
 }

@@ -14,6 +14,7 @@
  * @property {number} trip
  * @property {number} own
  * @property {number} parent
+ * @property {number} ahead ms of its trip spent behind earlier replies (-1: no trip, or a run that did not say)
  */
 
 /**
@@ -25,7 +26,10 @@
  * @property {number} resource
  * @property {number} trip round-trip ms, -1 when not ended by a client socket
  * @property {number} own
+ * @property {number} ahead ms of the trip spent behind replies to earlier operations at the backend (-1: not known)
  * @property {Set<number>} enclosing sites of the awaits above it (its callers), innermost first
+ * @property {boolean} behind it waited for other requests to finish, not for I/O of its own: another request's I/O
+ *   ended it, and the request then made its own round trip elsewhere (a semaphore, a queue of the app's)
  */
 
 /**
@@ -36,7 +40,7 @@
  */
 export function operations (trace, waits) {
   /** @type {Span[]} */
-  const spans = trace.spans.map(a => ({ start: a[0], dur: a[1], site: a[2], resource: a[3], kind: waits.kinds.get(a[4]) ?? '', cause: a[5], trip: a[6], own: a[7], parent: a[8] }))
+  const spans = trace.spans.map(a => ({ start: a[0], dur: a[1], site: a[2], resource: a[3], kind: waits.kinds.get(a[4]) ?? '', cause: a[5], trip: a[6], own: a[7], parent: a[8], ahead: a[9] ?? -1 }))
   /** @type {Set<Span>} spans some other span began in */
   const parents = new Set()
   for (const s of spans) if (s.parent >= 0 && spans[s.parent] !== undefined) parents.add(spans[s.parent])
@@ -101,10 +105,50 @@ export function operations (trace, waits) {
       resource: named.resource,
       trip: tripped?.trip ?? -1,
       own: tripped?.own ?? -1,
-      enclosing
+      ahead: tripped?.ahead ?? -1,
+      enclosing,
+      behind: false
     })
   }
-  return out
+  return settleQueues(out)
+}
+
+/** ms between a wait another request's I/O ended and the round trip the request then wrote itself, at most, for the
+ * two to be one: the code between them runs in the same turn of the loop. */
+const FOLLOWS_MS = 2
+
+/**
+ * A wait that another request's I/O ended, followed at once by a round trip the request wrote itself, waited for its
+ * turn rather than for that I/O: a connection a pool handed over as the other request released it, or a slot of a
+ * semaphore. At the same line (the pool's call, `await pool.query()`) the two are one wait: the queue, then the trip
+ * — not two round trips. At another line (an `await gate.acquire()`), the first is a queue of the app's own, behind
+ * other requests, and not a round trip at all.
+ * @param {Operation[]} ops
+ * @returns {Operation[]}
+ */
+function settleQueues (ops) {
+  const sorted = [...ops].sort((a, b) => a.start - b.start)
+  const began = new Map(sorted.map(o => [o, o.start]))
+  /** @type {Set<Operation>} */
+  const merged = new Set()
+  for (const q of sorted) {
+    if (q.own !== 0) continue
+    const next = sorted.find(o => {
+      const at = /** @type {number} */ (began.get(o))
+      return o !== q && o.own === 1 && at >= q.end - FOLLOWS_MS / 10 && at - q.end <= FOLLOWS_MS
+    })
+    if (next === undefined) continue
+    if (next.site === q.site) {
+      next.start = Math.min(next.start, q.start)
+      merged.add(q)
+    } else {
+      q.behind = true
+      q.trip = -1
+      q.own = -1
+      q.ahead = -1
+    }
+  }
+  return ops.filter(o => !merged.has(o))
 }
 
 /**

@@ -93,7 +93,8 @@ function createdIn (chain, context) {
     if (dot <= 0) continue
     const cls = f.function.slice(0, dot)
     const made = context.constructions.findLast(c => c.classes.includes(cls))
-    if (made) return { class: cls, file: displayPath(made.site.file, context.cwd), line: made.site.line }
+    // Named by its own class: a method inherited from a base (ioredis's `EventEmitter.sort`) names the base.
+    if (made) return { class: made.classes[0] ?? cls, file: displayPath(made.site.file, context.cwd), line: made.site.line }
   }
   return null
 }

@@ -13,6 +13,9 @@ import { THRESHOLDS } from './rules.js'
 /** @typedef {import('./waits.js').WaitSignal} WaitSignal */
 /** @typedef {import('./wait-operations.js').Operation} Operation */
 
+/** What a wait for other requests to finish waited on. */
+const BEHIND = ['queue', 'other requests', '']
+
 /** ms a wait lasts beyond its round trip for it to count as queued */
 const QUEUED = 1
 /** A wait whose spans overlap by less than this share of their total is one of a sequence, not of a parallel batch. */
@@ -40,6 +43,10 @@ const SEQUENTIAL_OVERLAP = 0.1
  * @property {Map<string, number>} resources
  * @property {Map<number, number>} loops
  * @property {Map<string, number>} endpoints
+ * @property {number} aheadMs of the trips, spent behind replies to earlier operations at the backend
+ * @property {number} aheadTrips trips that said so
+ * @property {number} behind waits for other requests to finish (see Operation's `behind`)
+ * @property {number} behindMs
  * @property {WaitData['sites']} table the thread's sites, by id
  */
 
@@ -50,7 +57,7 @@ const SEQUENTIAL_OVERLAP = 0.1
  * @returns {Acc}
  */
 export function newAcc (site, t, cwd) {
-  return { site, cwd, table: t.waits.sites, pid: t.pid, threadId: t.threadId, requests: 0, waits: 0, waitMs: 0, attributedMs: 0, tripMs: 0, trips: 0, queuedMs: 0, others: 0, sequentialRequests: 0, sequentialWaits: 0, sequentialMs: 0, parallelRequests: 0, parallelWaits: 0, resources: new Map(), loops: new Map(), endpoints: new Map() }
+  return { site, cwd, table: t.waits.sites, pid: t.pid, threadId: t.threadId, requests: 0, waits: 0, waitMs: 0, attributedMs: 0, tripMs: 0, trips: 0, queuedMs: 0, others: 0, sequentialRequests: 0, sequentialWaits: 0, sequentialMs: 0, parallelRequests: 0, parallelWaits: 0, resources: new Map(), loops: new Map(), endpoints: new Map(), aheadMs: 0, aheadTrips: 0, behind: 0, behindMs: 0 }
 }
 
 /**
@@ -69,12 +76,21 @@ export function addToAcc (acc, list, ms, waits) {
     const d = op.end - op.start
     sum += d
     acc.waitMs += d
-    const r = waits.resources.get(op.resource) ?? ['unknown', '', '']
+    // What it waited on is named by the time spent on it: a line's slow query, not the pool's quick hand-overs.
+    const r = op.behind ? BEHIND : waits.resources.get(op.resource) ?? ['unknown', '', '']
     const name = r.join('\u0000')
-    acc.resources.set(name, (acc.resources.get(name) ?? 0) + 1)
+    acc.resources.set(name, (acc.resources.get(name) ?? 0) + Math.max(d, 1e-6))
+    if (op.behind) {
+      acc.behind++
+      acc.behindMs += d
+    }
     if (op.trip >= 0) {
       acc.trips++
       acc.tripMs += op.trip
+      if (op.ahead >= 0) {
+        acc.aheadTrips++
+        acc.aheadMs += Math.min(op.ahead, op.trip)
+      }
       // Time before the trip was written: a pool's queue (its trip written later, by another context's callback, or
       // by the same request once a connection came free, as an HTTP agent does).
       const queued = Math.max(0, d - op.trip)
@@ -139,15 +155,19 @@ export function summarize (acc, traced, totalMs, threads) {
     callers: s.callers.map(c => ({ function: c.function, file: displayPath(c.file, acc.cwd), line: c.line })),
     packages: thread ? packagePath(s, { constructions: thread.constructions, appFiles: appFilesFor(thread, acc.cwd), cwd: acc.cwd }) : null
   }
-  const perRequest = acc.waits / Math.max(1, traced)
-  const msPerWait = acc.waits > 0 ? acc.waitMs / acc.waits : 0
-  const msPerTrip = acc.trips > 0 ? acc.tripMs / acc.trips : null
+  // Round trips are counted as the backend ran them: a line's other waits (a pool's hand-over of a connection, a
+  // timer) are not round trips.
+  const behind = acc.behind > 0 && acc.behind >= acc.waits / 2
+  const counted = !behind && acc.trips >= acc.waits / 2 ? acc.trips : acc.waits
+  const perRequest = counted / Math.max(1, traced)
+  const msPerWait = counted > 0 ? acc.waitMs / counted : 0
+  const msPerTrip = acc.trips > 0 && !behind ? acc.tripMs / acc.trips : null
   const seqPerRequest = acc.sequentialRequests > 0 ? acc.sequentialWaits / acc.sequentialRequests : 0
   const sequential = acc.sequentialRequests >= Math.max(1, acc.requests / 2) && seqPerRequest >= THRESHOLDS.sequentialWaits
     ? { perRequest: seqPerRequest, loop: loopOf(acc), savedMs: (acc.sequentialMs / acc.sequentialRequests) * (1 - 1 / seqPerRequest) }
     : null
   const parallel = acc.parallelRequests >= Math.max(1, acc.requests / 2) ? { perRequest: acc.parallelWaits / acc.parallelRequests } : null
-  const queue = acc.others > 0 && acc.trips > 0 && acc.queuedMs / acc.trips >= QUEUED ? { msPerWait: acc.queuedMs / acc.trips, others: acc.others / acc.trips } : null
+  const queue = !behind && acc.others > 0 && acc.trips > 0 && acc.queuedMs / acc.trips >= QUEUED ? { msPerWait: acc.queuedMs / acc.trips, others: acc.others / acc.trips } : null
   return {
     site,
     resource: { type, op, target, name: resourceName(type, op, target) },
@@ -160,6 +180,10 @@ export function summarize (acc, traced, totalMs, threads) {
     parallel,
     queue,
     pool: queue !== null ? poolOf(acc, threads) : null,
+    backend: acc.aheadTrips > 0 && acc.aheadMs / acc.aheadTrips >= QUEUED
+      ? { queuedMs: acc.aheadMs / acc.aheadTrips, serviceMs: Math.max(0, (acc.tripMs / acc.trips) - acc.aheadMs / acc.aheadTrips) }
+      : null,
+    behind: behind ? { perRequest: acc.behind / Math.max(1, traced), msPerWait: acc.behindMs / acc.behind } : null,
     pid: acc.pid,
     threadId: acc.threadId
   }
@@ -245,6 +269,7 @@ export function resourceName (type, op, target) {
     case 'dns': return `${op || 'dns'}${target ? ` ${target}` : ''}`
     case 'connect': return `connect ${target}`
     case 'client': return 'the client (request body)'
+    case 'queue': return 'other requests to finish'
     case 'worker': return 'a worker thread\'s message'
     case 'child process': return 'a child process'
     case 'unknown': return 'unknown'

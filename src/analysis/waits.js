@@ -1,5 +1,6 @@
 import { attribute, groupBy, operations } from './wait-operations.js'
 import { addToAcc, newAcc, summarize } from './wait-sites.js'
+import { THRESHOLDS } from './thresholds.js'
 
 export { resourceName } from './wait-sites.js'
 
@@ -38,6 +39,14 @@ export { resourceName } from './wait-sites.js'
  * @property {{ endpoint: string, connections: number, busy: number, class: string | null, site: { function: string, file: string, line: number } | null, limit: { key: string, value: number } | null } | null} pool
  *   for a queue, the pool of connections to the endpoint: how many were open and busy at most, and where the app
  *   created the pool with its limit (when it was created while the server started)
+ * @property {{ queuedMs: number, serviceMs: number } | null} backend of each round trip, the ms spent behind replies to
+ *   earlier operations — on its own connection, or at a backend that runs one operation at a time (Redis) — and what
+ *   is left, the operation's own time there; when the queueing reaches a millisecond
+ * @property {{ perRequest: number, msPerWait: number } | null} behind when requests wait here for other requests to
+ *   finish rather than for I/O of their own (another request's I/O ends the wait, and the request then makes its own
+ *   round trip elsewhere): a limit of the app's own on how many go on at once — a semaphore, a queue
+ * @property {number[]} [lines] for round trips of one kind made one after another from several lines of one function
+ *   (a sequence, not an N+1 from a loop): those lines; the site is the first of them
  * @property {number} pid
  * @property {number} threadId
  */
@@ -64,6 +73,8 @@ export { resourceName } from './wait-sites.js'
 export function computeWaits (threads, start, end, fallbackCwd) {
   /** @type {Map<string, import('./wait-sites.js').Acc>} */
   const bySite = new Map()
+  /** @type {Map<string, { acc: import('./wait-sites.js').Acc, lines: Set<number> }>} */
+  const bySequence = new Map()
   let traced = 0
   let totalMs = 0
   let attributed = 0
@@ -97,10 +108,20 @@ export function computeWaits (threads, start, end, fallbackCwd) {
         }
         addToAcc(acc, list, ms, t.waits)
       }
+      addSequences(bySequence, ops, shares, t, cwd)
     }
   }
+  const sequences = [...bySequence.values()]
+    .filter(q => q.acc.sequentialRequests >= Math.max(1, q.acc.requests / 2) && q.acc.requests >= traced / 2)
+    .map(q => ({ ...summarize(q.acc, traced, totalMs, threads), lines: [...q.lines].sort((a, b) => a - b) }))
+    .filter(w => w.sequential !== null)
+    .map(w => ({ ...w, sequential: w.sequential && { ...w.sequential, loop: null } }))
+  // A line that is part of a sequence is told with it.
+  const inSequence = (/** @type {WaitSignal} */ w) => sequences.some(q => q.site.file === w.site.file && q.site.function === w.site.function && q.resource.name === w.resource.name && q.lines.includes(w.site.line))
   const sites = [...bySite.values()]
     .map(acc => summarize(acc, traced, totalMs, threads))
+    .filter(w => !inSequence(w))
+    .concat(sequences)
     .sort((a, b) => b.share - a.share)
   return {
     traced,
@@ -108,5 +129,35 @@ export function computeWaits (threads, start, end, fallbackCwd) {
     attributed: totalMs > 0 ? attributed / totalMs : 0,
     outside: totalMs > 0 ? (attributed - ownThreads) / totalMs : 0,
     sites
+  }
+}
+
+/**
+ * Round trips of one kind that a request makes one after another from several lines of one function (six lines that
+ * each send the same SORT): each line takes a small part of the request, together most of it. They are one pattern,
+ * as an N+1 from a loop is.
+ * @param {Map<string, { acc: import('./wait-sites.js').Acc, lines: Set<number> }>} bySequence
+ * @param {import('./wait-operations.js').Operation[]} ops one traced request's waits
+ * @param {Map<import('./wait-operations.js').Operation, number>} shares ms of its time each wait took
+ * @param {ThreadRecord} t
+ * @param {string} cwd
+ */
+function addSequences (bySequence, ops, shares, t, cwd) {
+  const groups = groupBy(ops.filter(o => o.site >= 0 && o.trip >= 0 && !o.behind), (o) => {
+    const info = /** @type {import('../sampling/waits.js').WaitSite} */ (t.waits.sites.get(o.site))
+    return info.packages !== undefined ? '' : `${info.file}|${info.function}|${(t.waits.resources.get(o.resource) ?? []).join('\u0000')}`
+  })
+  for (const [key, list] of groups) {
+    if (key === '' || list.length < THRESHOLDS.sequentialWaits) continue
+    const lines = new Set(list.map(o => t.waits.sites.get(o.site)?.line ?? 0))
+    if (lines.size < 2) continue
+    let q = bySequence.get(key)
+    if (q === undefined) {
+      const first = list.reduce((a, b) => ((t.waits.sites.get(a.site)?.line ?? 0) <= (t.waits.sites.get(b.site)?.line ?? 0) ? a : b))
+      q = { acc: newAcc(/** @type {import('../sampling/waits.js').WaitSite} */ (t.waits.sites.get(first.site)), t, cwd), lines: new Set() }
+      bySequence.set(key, q)
+    }
+    for (const l of lines) q.lines.add(l)
+    addToAcc(q.acc, list, list.reduce((a, o) => a + (shares.get(o) ?? 0), 0), t.waits)
   }
 }

@@ -99,10 +99,31 @@ export class PoolWatcher {
     if (emitter instanceof Stream || this.#kept.length >= MAX_KEPT) return
     const classes = classesOf(emitter)
     if (classes.length === 0) return
-    const site = appSite(captureStack(/** @type {Function} */ (this.#wrapped), 12))
+    const frames = captureStack(/** @type {Function} */ (this.#wrapped), 12)
+    const site = appSite(frames)
     if (site === null || site.file.includes('/node_modules/') || site.file.startsWith('node:')) return
+    // A class that mixes EventEmitter's methods into its prototype takes its `constructor` too (ioredis's Redis reads
+    // as an EventEmitter): the constructor the app called with `new`, on the stack, names it.
+    const made = constructedBy(frames)
+    if (made !== null && !classes.includes(made)) classes.unshift(made)
     this.#kept.push({ ref: new WeakRef(emitter), classes, site })
   }
+}
+
+/**
+ * The class the outermost `new` on a construction's stack made, below the app's frame.
+ * @param {string[]} frames innermost first
+ * @returns {string | null}
+ */
+function constructedBy (frames) {
+  /** @type {string | null} */
+  let made = null
+  for (const frame of frames) {
+    const m = /^new ([\w$.]+) \(/.exec(frame)
+    if (m !== null) made = m[1]
+    else if (!frame.includes('/node_modules/') && !frame.includes('node:') && /\(.*:\d+:\d+\)$|^[^(]*:\d+:\d+$/.test(frame)) break
+  }
+  return made
 }
 
 /**

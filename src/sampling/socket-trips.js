@@ -9,6 +9,10 @@ import { createSniffer } from './protocols.js'
 /** @typedef {import('./sockets.js').Trip} Trip */
 /** @typedef {import('./sockets.js').Endpoint} Endpoint */
 
+/** Protocols whose servers run one operation at a time, whatever the connection: a reply to any connection comes
+ * before the next operation begins (Redis executes commands one by one). */
+const ONE_AT_A_TIME = new Set(['redis'])
+
 /** What the in-flight list holds for an operation written while trips are not timed. */
 const UNTIMED = /** @type {Trip} */ (/** @type {unknown} */ (Object.freeze({})))
 
@@ -25,6 +29,8 @@ export class SocketTrips {
   #endpoint = null
   #protocol = 'tcp'
   #opened = false
+  /** performance.now() of this connection's last reply read while trips were timed */
+  #lastReply = 0
   #openStack
   #fallback
 
@@ -124,6 +130,9 @@ export class SocketTrips {
     /** @type {Trip[] | null} */
     let done = null
     let now = 0
+    // What a reply came behind: the last one on this connection (it answers in order), or on any connection to a
+    // backend that runs one operation at a time.
+    const before = ONE_AT_A_TIME.has(this.#protocol) ? Math.max(e.lastReply, this.#lastReply) : this.#lastReply
     for (let i = from; i < head; i++) {
       const trip = pending[i]
       if (trip === UNTIMED) continue
@@ -133,8 +142,13 @@ export class SocketTrips {
       }
       trip.end = now
       trip.certain = certain
+      trip.ahead = before > trip.start ? Math.min(now, before) - trip.start : 0
       count(trip)
       done.push(trip)
+    }
+    if (done !== null) {
+      this.#lastReply = now
+      e.lastReply = now
     }
     if (head === pending.length) {
       pending.length = 0

@@ -22,6 +22,9 @@ import { appSite, captureStack } from './stack.js'
  *   client's own code, not where the app waits
  * @property {TripStats & { stacks: number }} stats what it counts towards
  * @property {any} [trace] what the wait tracer attached when the write was made inside a traced request
+ * @property {number} [ahead] ms of the trip spent behind replies to earlier operations: on its own connection (a
+ *   pipelined one answers in order), or, for a backend that runs one operation at a time (Redis), on any connection
+ *   to it — queueing at the backend, not the operation's own time
  */
 
 /**
@@ -51,7 +54,8 @@ import { appSite, captureStack } from './stack.js'
  */
 
 /**
- * @typedef {EndpointStats & { stacks: number, busy: number, ops: Map<string, TripStats & { stacks: number }> }} Endpoint
+ * @typedef {EndpointStats & { stacks: number, busy: number, lastReply: number, ops: Map<string, TripStats & { stacks: number }> }} Endpoint
+ *   lastReply: performance.now() of the last reply read from it while trips were timed
  */
 
 /** Operations kept per endpoint; more distinct ones are counted under `op: null`. */
@@ -219,7 +223,7 @@ export class SocketWatcher {
   endpoint (name, protocol, stack) {
     let e = this.#endpoints.get(name)
     if (e === undefined) {
-      e = { endpoint: name, protocol, open: 0, maxOpen: 0, inFlight: 0, maxInFlight: 0, maxBusy: 0, busy: 0, owners: [], openedAt: null, stacks: 0, ops: new Map() }
+      e = { endpoint: name, protocol, open: 0, maxOpen: 0, inFlight: 0, maxInFlight: 0, maxBusy: 0, busy: 0, owners: [], openedAt: null, stacks: 0, lastReply: 0, ops: new Map() }
       this.#endpoints.set(name, e)
     }
     if (e.stacks < STACKS_PER_ENDPOINT) {

@@ -91,7 +91,8 @@ export class WaitRecorder {
         // A trip a read may not have answered (uncounted replies, others in flight) times nothing.
         trip !== null && trip.certain !== false ? round(trip.end - trip.start) : -1,
         trip === null || trip.certain === false ? -1 : trip.trace?.trace === trace ? 1 : 0,
-        parent === null ? -1 : /** @type {number} */ (kept.get(parent))
+        parent === null ? -1 : /** @type {number} */ (kept.get(parent)),
+        trip !== null && trip.certain !== false && trip.ahead !== undefined ? round(trip.ahead) : -1
       ])
     }
     return { time: Math.round(performance.timeOrigin + trace.start), ms: round(trace.end - trace.start), spans }

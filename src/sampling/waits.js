@@ -66,7 +66,8 @@ const MAX_SPANS = 2000
  * @property {number[][]} spans each wait, as [start, duration, site id (-1: no app frame), resource id, kind id,
  *   what ended it (an id: waits ended by the same I/O share it), the duration of the client-socket round trip that
  *   ended it (-1: none), whether this request wrote that trip (1; 0 when another context did — a pool that queued the
- *   request's query wrote it later, from someone else's callback; -1: no trip), the span it began in (index, -1: none)]
+ *   request's query wrote it later, from someone else's callback; -1: no trip), the span it began in (index, -1: none),
+ *   the ms of that trip spent behind replies to earlier operations (-1: no trip; see Trip's `ahead`)]
  */
 
 /**

@@ -20,6 +20,7 @@ export function adviceText (a) {
     case 'n-plus-one':
     case 'parallel-round-trips':
     case 'slow-wait':
+    case 'app-queue':
       return waitAdviceText(a.kind, a.wait)
     case 'slow-outgoing':
       return `Requests spend ${Math.round(a.share * 100)}% of their time waiting on ${a.target} (${formatMs(a.meanMs)} a call${a.perRequest >= 1.05 ? `, ${a.perRequest.toFixed(1)} calls a request` : ''})${a.site ? `, called at ${a.site.file}:${a.site.line}` : ''}: cache its answers, make the upstream faster, or call it in parallel with the other work of the request.`
@@ -70,22 +71,26 @@ function where (c) {
 
 /**
  * What to do about a line where requests wait: a pool too small, an N+1, round trips at once, a slow call.
- * @param {'pool-too-small' | 'n-plus-one' | 'parallel-round-trips' | 'slow-wait'} kind
+ * @param {'pool-too-small' | 'n-plus-one' | 'parallel-round-trips' | 'slow-wait' | 'app-queue'} kind
  * @param {WaitLine} w
  */
 function waitAdviceText (kind, w) {
-  const at = whereWaited(w).replace(/^at /, '')
+  const at = whereWaited(w)
   if (kind === 'pool-too-small' && w.queue && w.pool) {
     const made = w.pool.site ? ` created at ${w.pool.site.file}:${w.pool.site.line}${w.pool.limit ? ` with ${w.pool.limit.key}: ${w.pool.limit.value}` : ''}` : ''
     const call = callWord(w.resource.type)
-    return `Requests wait ${formatMs(w.queue.msPerWait)} for one of the ${w.pool.connections} connections to ${w.pool.endpoint} before their ${call} at ${at} even starts (it takes ${formatMs(w.msPerTrip ?? 0)}): the pool${made} is too small for the concurrency you serve. Raise its limit (and the backend's connection limit with it), or make each ${call} shorter.`
+    return `Requests wait ${formatMs(w.queue.msPerWait)} for one of the ${w.pool.connections} connections to ${w.pool.endpoint} before their ${call} ${at} even starts (it takes ${formatMs(w.msPerTrip ?? 0)}): the pool${made} is too small for the concurrency you serve. Raise its limit (and the backend's connection limit with it), or make each ${call} shorter.`
   }
   if (kind === 'n-plus-one' && w.sequential) {
-    const loop = w.sequential.loop !== null && `${w.sequential.loop.file}:${w.sequential.loop.line}` !== at ? `, called in a loop at ${w.sequential.loop.file}:${w.sequential.loop.line}` : ''
-    return `Each request waits ${Math.round(w.sequential.perRequest)} times one after another at ${at} (${w.resource.name}, ${formatMs(w.msPerWait)} each)${loop}: an N+1. ${batchHint(w.resource.type)} would save ~${formatMs(w.sequential.savedMs)} a request.`
+    const loop = w.sequential.loop !== null && `${w.sequential.loop.file}:${w.sequential.loop.line}` !== `${w.site.file}:${w.site.line}` ? `, called in a loop at ${w.sequential.loop.file}:${w.sequential.loop.line}` : ''
+    const what = w.lines ? `: the same ${callWord(w.resource.type)} from ${w.lines.length} lines, each waiting for the last.` : ': an N+1.'
+    return `Each request waits ${Math.round(w.sequential.perRequest)} times one after another ${at} (${w.resource.name}, ${formatMs(w.msPerWait)} each)${loop}${what} ${batchHint(w.resource.type, w.resource.op)} would save ~${formatMs(w.sequential.savedMs)} a request.`
+  }
+  if (kind === 'app-queue' && w.behind) {
+    return `Requests wait ${formatMs(w.behind.msPerWait)} ${at} for other requests to finish: the app lets only so many through at once (a semaphore or a queue of its own; no connection pool was full). Raise that limit if what it guards can take more at once, or make the work it guards shorter.`
   }
   if (kind === 'parallel-round-trips') {
-    return `Each request makes ${Math.round(w.perRequest)} round trips at once at ${at} (${w.resource.name}): ${batchHint(w.resource.type)} would make it one.`
+    return `Each request makes ${Math.round(w.perRequest)} round trips at once ${at} (${w.resource.name}): ${batchHint(w.resource.type, w.resource.op)} would make it one.`
   }
   return `Requests spend ${Math.round(w.share * 100)}% of their time ${whereWaited(w)} waiting on ${w.resource.name} (${formatMs(w.msPerWait)} each): ${remedy(w.resource.type)}`
 }
@@ -145,10 +150,11 @@ function remedy (type) {
 /**
  * How a backend batches many reads into one.
  * @param {string} type
+ * @param {string} [op] the operation (a command, a folded query)
  */
-function batchHint (type) {
+function batchHint (type, op = '') {
   switch (type) {
-    case 'redis': return 'One MGET (or a pipeline)'
+    case 'redis': return /^(GET|HGET|HGETALL)\b/i.test(op) ? 'One MGET (or a pipeline)' : 'One pipeline (or MULTI)'
     case 'postgres':
     case 'mysql':
       return 'One query with WHERE id IN (…) or = ANY($1)'

@@ -16,7 +16,9 @@ export function culpritReason (f) {
       const queued = f.queue ? `; ${formatMs(f.queue.msPerWait)} of each is spent queueing before the round trip (${formatMs(f.msPerTrip ?? 0)}) starts` : ''
       const seq = f.sequential ? `; one after another${f.sequential.loop ? ` from ${f.sequential.loop.file}:${f.sequential.loop.line}` : ''}: batching would save ~${formatMs(f.sequential.savedMs)} a request` : ''
       const at = f.resource.target && !f.resource.name.includes(f.resource.target) ? ` at ${f.resource.target}` : ''
-      return `waits on ${f.resource.name}${at}: ${waitCounts(f)}${queued}${seq}${viaPackages(f)}`
+      const gate = f.behind ? ': a limit of the app\'s own on how many requests go on at once (no connection pool was full)' : ''
+      const backend = f.backend ? `; ${formatMs(f.backend.queuedMs)} of each round trip queued behind other operations at ${f.resource.target || 'the backend'}, ${formatMs(f.backend.serviceMs)} its own` : ''
+      return `waits on ${f.resource.name}${at}: ${waitCounts(f)}${gate}${queued}${backend}${seq}${viaPackages(f)}`
     }
     case 'keeps': {
       const per = f.bytesPerRequest !== null ? `, ${formatBytes(f.bytesPerRequest)} a request` : ''

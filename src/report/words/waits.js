@@ -29,10 +29,11 @@ export function topWaitSentence (w) {
 /**
  * `at app.js:12`, or for waits the app's packages made on their own, `in express-session (put on the request's path at
  * app.js:9)`.
- * @param {Pick<WaitLine, 'site' | 'via'>} w
+ * @param {Pick<WaitLine, 'site' | 'via'> & { lines?: number[] | null }} w
  */
 export function whereWaited (w) {
   const via = w.via
+  if (w.lines) return `at ${w.site.file}:${lineRanges(w.lines)}`
   if (via === null || via === undefined || !via.outsideApp) return `at ${w.site.file}:${w.site.line}`
   const first = via.chain[0]
   const placed = via.used ? `put on the request's path at ${via.used.file}:${via.used.line}` : via.created ? `its ${via.created.class} created at ${via.created.file}:${via.created.line}` : null
@@ -49,4 +50,20 @@ export function viaPackages (w) {
   if (via === null || via === undefined || via.chain.length === 0) return ''
   const created = via.created ? `, the ${via.created.class} created at ${via.created.file}:${via.created.line}` : ''
   return `; through ${via.chain.map(c => `${c.name} ${c.function}`).join(' → ')}${created}`
+}
+
+/**
+ * `6–11`, `4, 9–10`: line numbers, runs of consecutive ones as ranges.
+ * @param {number[]} lines ascending
+ */
+export function lineRanges (lines) {
+  /** @type {string[]} */
+  const out = []
+  for (let i = 0; i < lines.length; i++) {
+    let j = i
+    while (j + 1 < lines.length && lines[j + 1] === lines[j] + 1) j++
+    out.push(j > i ? `${lines[i]}–${lines[j]}` : String(lines[i]))
+    i = j
+  }
+  return out.join(', ')
 }
