@@ -133,7 +133,9 @@ function createDatabase (bin, port, database, failed) {
 
 /**
  * A PostgreSQL server of its own: a fresh cluster in a temporary directory, trust authentication, on 127.0.0.1 only.
- * @param {{ database?: string }} [opts]
+ * With `statements`, it counts the statements it runs (pg_stat_statements, in the database): what a test holds a
+ * tool's count of round trips against.
+ * @param {{ database?: string, statements?: boolean }} [opts]
  * @returns {Promise<Backend>}
  */
 export async function startPostgres (opts = {}) {
@@ -150,7 +152,8 @@ export async function startPostgres (opts = {}) {
   const child = spawn(join(bin, 'postgres'), [
     '-D', data, '-p', String(port), '-k', dir,
     '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off',
-    '-c', 'max_connections=200', '-c', 'shared_buffers=32MB'
+    '-c', 'max_connections=200', '-c', 'shared_buffers=32MB',
+    ...(opts.statements ? ['-c', 'shared_preload_libraries=pg_stat_statements', '-c', 'pg_stat_statements.track=all'] : [])
   ], { stdio: ['ignore', 'ignore', 'pipe'], ...ids })
   child.stderr?.setEncoding('utf8').on('data', (c) => { stderr = (stderr + c).slice(-4000) })
   const gone = () => child.exitCode !== null || child.signalCode !== null ? `PostgreSQL exited: ${stderr.trim().split('\n').at(-1) ?? ''}` : null
@@ -162,6 +165,7 @@ export async function startPostgres (opts = {}) {
     await waitForPort(port, gone, 20000)
     const database = opts.database ?? 'hotpath'
     await createDatabase(bin, port, database, gone)
+    if (opts.statements) execFileSync(join(bin, 'psql'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', database, '-qc', 'CREATE EXTENSION pg_stat_statements'], { stdio: 'ignore' })
     return { name: 'postgres', port, pid: /** @type {number} */ (child.pid), url: `postgres://postgres@127.0.0.1:${port}/${database}`, stop }
   } catch (err) {
     await stop()

@@ -1,0 +1,196 @@
+// hotpath doctor on applications built the way people build them, on the packages they use (test/fixtures/apps/): a
+// RealWorld-style API on Express + Sequelize, sessions in SQL through express-session, an ioredis leaderboard, a
+// service behind a semaphore of its own, a client of a protocol no driver knows. Each waits on a real PostgreSQL or
+// Redis (Debian's packages, started here and stopped by PID). The verdict is io, the culprit the line to act on, and
+// the round trips a request are what the backend itself counted: PostgreSQL's pg_stat_statements, Redis's
+// commandstats.
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { fork } from 'node:child_process'
+import { createRequire } from 'node:module'
+import { mkdtemp, readFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { Redis } from 'ioredis'
+import { hotpath, ROOT } from './helpers/cli.js'
+import { missing, startPostgres, startRedis } from '../examples/backends/backends.js'
+
+const require = createRequire(import.meta.url)
+const APPS = 'test/fixtures/apps'
+
+/**
+ * The 1-based line of the first line of a file that contains `text`.
+ * @param {string} file relative to the repository
+ * @param {string} text
+ */
+async function lineOf (file, text) {
+  const lines = (await readFile(join(ROOT, file), 'utf8')).split('\n')
+  const i = lines.findIndex(l => l.includes(text))
+  assert.ok(i !== -1, `${file} contains ${text}`)
+  return i + 1
+}
+
+/**
+ * Runs doctor on an app as a user would, from the repository's root, and returns its JSON diagnosis and terminal output.
+ * @param {string} file the app's server, relative to the repository
+ * @param {Record<string, string>} env
+ * @param {string[]} [extra]
+ */
+async function doctor (file, env, extra = []) {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-apps-'))
+  const json = join(dir, 'diagnosis.json')
+  const r = await hotpath(['doctor', '-d', '6', '--no-progress', '--no-experiments', '--save', join(dir, 'run'), '--json', json, ...extra, '--', process.execPath, file], { env: { PORT: '0', ...env }, timeout: 180000 })
+  assert.equal(r.code, 0, `doctor exited ${r.code}\n${r.stderr}\n${r.stdout}`)
+  return { d: JSON.parse(await readFile(json, 'utf8')), out: r.stdout }
+}
+
+/**
+ * The culprit blamed for waiting at a line.
+ * @param {any} d
+ * @param {string} file
+ * @param {number} line
+ */
+function waitAt (d, file, line) {
+  const c = d.culprits.find((/** @type {any} */ x) => x.measure === 'waits' && x.file === file && x.line === line)
+  assert.ok(c, `a wait is blamed on ${file}:${line}; culprits: ${d.culprits.map((/** @type {any} */ x) => `${x.file}:${x.line}`).join(', ')}`)
+  return c
+}
+
+/**
+ * Starts a helper process of a fixture (an upstream, a store) that says its port over IPC.
+ * @param {string} file
+ * @param {Record<string, string>} [env]
+ */
+async function startHelper (file, env = {}) {
+  const child = fork(join(ROOT, file), { env: { ...process.env, ...env, PORT: '0' }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
+  const port = await new Promise((resolve, reject) => {
+    child.once('message', (/** @type {any} */ m) => resolve(m.port))
+    child.once('exit', (code) => reject(new Error(`${file} exited with code ${code}`)))
+  })
+  return { port: /** @type {number} */ (port), stop: () => { child.kill() } }
+}
+
+describe('applications that wait on PostgreSQL and Redis', { skip: missing().postgres ?? missing().redis ?? false }, () => {
+  /** @type {import('../examples/backends/backends.js').Backend} */
+  let postgres
+  /** @type {import('../examples/backends/backends.js').Backend} */
+  let redis
+  /** @type {pg.Pool} */
+  let db
+  before(async () => {
+    ;[postgres, redis] = await Promise.all([startPostgres({ statements: true }), startRedis()])
+    db = new pg.Pool({ connectionString: postgres.url, max: 1 })
+  })
+  after(async () => {
+    await db?.end()
+    await Promise.all([postgres?.stop(), redis?.stop()])
+  })
+
+  /**
+   * How many times PostgreSQL ran statements matching each pattern since the last reset.
+   * @param {RegExp[]} patterns
+   */
+  async function statementCalls (patterns) {
+    const { rows } = await db.query('SELECT query, calls::int AS calls FROM pg_stat_statements')
+    return patterns.map(p => rows.filter(r => p.test(r.query)).reduce((a, r) => a + r.calls, 0))
+  }
+
+  test('a RealWorld API on Sequelize: the N+1 of authors and the sorted page, round trips as PostgreSQL ran them', async () => {
+    const file = `${APPS}/conduit/routes/articles.js`
+    await db.query('SELECT pg_stat_statements_reset()')
+    const { d, out } = await doctor(`${APPS}/conduit/server.js`, { DATABASE_URL: postgres.url }, ['--path', '/api/articles', '-c', '4'])
+    assert.equal(d.category, 'io', d.summary)
+    const [authors, pages] = await statementCalls([/FROM "Users" AS "User" WHERE "User"."id"/, /SELECT count\(\*\) AS "count" FROM "Articles"/])
+    assert.ok(pages > 0, 'PostgreSQL counted the pages')
+    const n1 = waitAt(d, file, await lineOf(file, 'await article.getAuthor()'))
+    assert.ok(d.culprits.indexOf(n1) <= 1, 'the N+1 is among the first culprits')
+    assert.ok(n1.wait.sequential, 'one after another')
+    assert.equal(n1.wait.resource.type, 'postgres')
+    // PostgreSQL ran `authors / pages` author lookups a request; the traced requests made as many.
+    assert.ok(Math.abs(n1.wait.perRequest - authors / pages) <= 1, `${n1.wait.perRequest} round trips a request, PostgreSQL ran ${(authors / pages).toFixed(2)}`)
+    assert.equal(n1.wait.sequential.loop?.line, await lineOf(file, 'for (const article of rows)'))
+    const page = waitAt(d, file, await lineOf(file, 'await Article.findAndCountAll'))
+    assert.ok(page.wait.perRequest >= 1.8 && page.wait.perRequest <= 2.2, `a COUNT and a page a request: ${page.wait.perRequest}`)
+    assert.match(out, /hotpath doctor: io/)
+  })
+
+  test('express-session in SQL: the lookup blamed where the middleware is put on the path, the touch at the response', async () => {
+    const file = `${APPS}/sessions/server.js`
+    const { signedCookie } = require('./fixtures/apps/sessions/cookie.js')
+    await db.query('SELECT pg_stat_statements_reset()')
+    const { d, out } = await doctor(file, { DATABASE_URL: postgres.url }, ['-H', `Cookie: ${signedCookie()}`, '-c', '4'])
+    assert.equal(d.category, 'io', d.summary)
+    const lookup = waitAt(d, file, await lineOf(file, 'app.use(session('))
+    assert.equal(lookup.wait.via.outsideApp, true)
+    assert.equal(lookup.wait.via.chain[0].name, 'express-session')
+    assert.deepEqual(lookup.wait.via.created && { class: lookup.wait.via.created.class, line: lookup.wait.via.created.line }, { class: 'SequelizeStore', line: await lineOf(file, 'new SequelizeStore(') })
+    assert.match(lookup.wait.resource.op, /^SELECT … FROM "web_sessions"/)
+    const touch = waitAt(d, file, await lineOf(file, 'res.json('))
+    assert.match(touch.wait.resource.op, /^UPDATE "web_sessions"/)
+    assert.ok(touch.wait.via.chain.some((/** @type {any} */ c) => c.name === 'express-session'), 'the touch goes through express-session')
+    const [selects, updates] = await statementCalls([/FROM "web_sessions" AS "Session"/, /^UPDATE "web_sessions"/])
+    assert.ok(Math.abs(selects / updates - 1) < 0.1, `PostgreSQL ran one lookup per touch: ${selects} / ${updates}`)
+    assert.ok(Math.abs(touch.wait.perRequest - 1) < 0.1, `one touch a request: ${touch.wait.perRequest}`)
+    assert.match(out, /in express-session \(session, put on the request's path at/)
+  })
+
+  test('an ioredis leaderboard: six SORTs from six lines are one sequence, with their queueing at Redis', async () => {
+    const file = `${APPS}/leaderboard/server.js`
+    const stats = new Redis(redis.port, '127.0.0.1')
+    try {
+      await stats.config('RESETSTAT')
+      const { d, out } = await doctor(file, { REDIS_URL: redis.url })
+      assert.equal(d.category, 'io', d.summary)
+      const first = await lineOf(file, "await redis.sort('scores', 'LIMIT', 0,")
+      const sorts = waitAt(d, file, first)
+      assert.equal(d.culprits[0], sorts, 'the sequence comes first')
+      assert.ok(sorts.share > 0.5, `most of the requests' time: ${sorts.share}`)
+      assert.ok(sorts.wait.sequential, 'one after another')
+      const info = await stats.info('commandstats')
+      const calls = Number(/cmdstat_sort:calls=(\d+)/.exec(info)?.[1])
+      // Redis ran that many for each request answered, and no more for each one sent (those in flight as the load
+      // stopped ran some of theirs).
+      const n = Math.round(sorts.wait.perRequest)
+      const { total, sent } = d.load.requests
+      assert.ok(Math.abs(sorts.wait.perRequest - n) < 0.2 && calls >= n * total && calls <= n * sent, `${sorts.wait.perRequest} SORTs a request; Redis ran ${calls} for ${total} requests answered, ${sent} sent`)
+      assert.match(out, new RegExp(`server\\.js:${first}–${first + 5}`))
+    } finally {
+      stats.disconnect()
+    }
+  })
+})
+
+describe('applications that wait on their own services', () => {
+  test('a semaphore of the app\'s own, in front of an agent of 50 sockets: blamed at the semaphore, no limit to raise', async () => {
+    const file = `${APPS}/render-queue/server.js`
+    const upstream = await startHelper(`${APPS}/render-queue/upstream.js`)
+    try {
+      const { d, out } = await doctor(file, { UPSTREAM_URL: `http://127.0.0.1:${upstream.port}` })
+      assert.equal(d.category, 'io', d.summary)
+      const gate = waitAt(d, file, await lineOf(file, 'await renders.acquire()'))
+      assert.equal(d.culprits[0], gate)
+      assert.ok(gate.wait.behind, 'it waits for other requests, not for a connection')
+      assert.ok(!d.culprits.some((/** @type {any} */ c) => c.facts?.kind === 'creates-pool'), 'the agent is not blamed')
+      assert.doesNotMatch(out, /Raise its limit/)
+      assert.match(out, /for other requests to finish/)
+    } finally {
+      upstream.stop()
+    }
+  })
+
+  test('a protocol no driver knows: io, at the line that awaits the socket', async () => {
+    const file = `${APPS}/binary-kv/server.js`
+    const store = await startHelper(`${APPS}/binary-kv/store.js`)
+    try {
+      const { d } = await doctor(file, { STORE_PORT: String(store.port) })
+      assert.equal(d.category, 'io', d.summary)
+      const wait = waitAt(d, file, await lineOf(file, 'await client.get('))
+      assert.equal(d.culprits[0], wait)
+      assert.equal(wait.wait.resource.type, 'tcp')
+      assert.equal(wait.wait.resource.target, `127.0.0.1:${store.port}`)
+    } finally {
+      store.stop()
+    }
+  })
+})
