@@ -20,10 +20,13 @@ export function agentPressure (threads, start, end) {
       if (snap.time < start || snap.time > end + 1500) continue
       for (const a of snap.agents) {
         const name = String(a.agent ?? 'agent')
-        const entry = byAgent.get(name) ?? { agent: name, maxSockets: Number(a.maxSockets) || Infinity, maxQueued: 0, maxInUse: 0 }
+        // Each agent is its own pool with its own limit: two of one class (the app's, limited, and one a library made)
+        // are not one, and the first one's limit is not the other's.
+        const key = `${t.pid}:${Number.isInteger(a.id) ? a.id : name}`
+        const entry = byAgent.get(key) ?? { agent: name, maxSockets: Number(a.maxSockets) || Infinity, maxQueued: 0, maxInUse: 0 }
         entry.maxQueued = Math.max(entry.maxQueued, Number(a.maxQueued ?? a.queued) || 0)
         entry.maxInUse = Math.max(entry.maxInUse, Number(a.socketsInUse) || 0)
-        byAgent.set(name, entry)
+        byAgent.set(key, entry)
       }
     }
   }

@@ -110,7 +110,33 @@ export function operations (trace, waits) {
       behind: false
     })
   }
-  return settleQueues(out)
+  return joinSteps(settleQueues(out), waits)
+}
+
+/** Kinds of wait whose calls take several steps, each begun as the last ended (fs/promises' open, stat, read, close). */
+const STEPPED = new Set(['fs', 'other'])
+
+/**
+ * The steps of one call at one line, each begun as the last ended, are one wait: fs/promises' readFile opens, reads
+ * and closes a file handle in turns of its own, and read as five waits a request at its line.
+ * @param {Operation[]} ops
+ * @param {WaitData} waits
+ * @returns {Operation[]}
+ */
+function joinSteps (ops, waits) {
+  const sorted = [...ops].sort((a, b) => a.start - b.start)
+  /** @type {Operation[]} */
+  const out = []
+  for (const op of sorted) {
+    const last = out.findLast(o => lineOf(waits, o.site) === lineOf(waits, op.site))
+    const stepped = (/** @type {Operation} */ o) => o.trip < 0 && !o.behind && STEPPED.has(waits.resources.get(o.resource)?.[0] ?? '')
+    if (last !== undefined && op.site >= 0 && stepped(last) && stepped(op) && op.start - last.end <= 0.5) {
+      last.end = Math.max(last.end, op.end)
+      continue
+    }
+    out.push(op)
+  }
+  return out
 }
 
 /** ms between a wait another request's I/O ended and the round trip the request then wrote itself, at most, for the

@@ -123,6 +123,8 @@ export function computeWaits (threads, start, end, fallbackCwd) {
     .filter(w => !inSequence(w))
     .concat(sequences)
     .sort((a, b) => b.share - a.share)
+  sites.push(...handlers(sites))
+  sites.sort((a, b) => b.share - a.share)
   return {
     traced,
     meanMs: traced > 0 ? totalMs / traced : 0,
@@ -160,4 +162,47 @@ function addSequences (bySequence, ops, shares, t, cwd) {
     for (const l of lines) q.lines.add(l)
     addToAcc(q.acc, list, list.reduce((a, o) => a + (shares.get(o) ?? 0), 0), t.waits)
   }
+}
+
+/**
+ * The functions whose requests wait at several lines, none of which takes a real part of their time alone (four
+ * queries of 15% each): together they are most of it, and the function is named, with its lines.
+ * @param {WaitSignal[]} sites
+ * @returns {WaitSignal[]}
+ */
+function handlers (sites) {
+  /** @type {Map<string, WaitSignal[]>} */
+  const byFunction = new Map()
+  for (const w of sites) {
+    if (w.site.packages?.outsideApp || w.lines) continue
+    const key = `${w.pid}-${w.threadId}|${w.site.file}|${w.site.function}`
+    byFunction.set(key, [...(byFunction.get(key) ?? []), w])
+  }
+  /** @type {WaitSignal[]} */
+  const out = []
+  for (const list of byFunction.values()) {
+    const share = list.reduce((a, w) => a + w.share, 0)
+    if (list.length < 2 || share < THRESHOLDS.waitShare || list.some(w => w.share >= THRESHOLDS.waitShare)) continue
+    const byLine = [...list].sort((a, b) => a.site.line - b.site.line)
+    // Timers are told as one kind, whatever their delays.
+    const names = [...new Set([...list].sort((a, b) => b.share - a.share).map(w => w.resource.type === 'timer' ? 'timers' : w.resource.name))]
+    const waits = list.reduce((a, w) => a + w.perRequest, 0)
+    out.push({
+      ...byLine[0],
+      resource: { type: 'several', op: '', target: '', name: names.slice(0, 3).join(', ') + (names.length > 3 ? ', …' : '') },
+      share,
+      perRequest: waits,
+      msPerWait: waits > 0 ? list.reduce((a, w) => a + w.perRequest * w.msPerWait, 0) / waits : 0,
+      msPerTrip: null,
+      requests: Math.max(...list.map(w => w.requests)),
+      sequential: null,
+      parallel: null,
+      queue: null,
+      pool: null,
+      backend: null,
+      behind: null,
+      lines: byLine.map(w => w.site.line)
+    })
+  }
+  return out
 }

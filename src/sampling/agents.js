@@ -4,6 +4,8 @@ import https from 'node:https'
 /**
  * @typedef {object} AgentPool one HTTP client agent's socket pool
  * @property {string} agent 'http.globalAgent', 'https.globalAgent', or the agent's constructor name
+ * @property {number} id which agent, for the life of the process: two agents of one class are two pools, each with its
+ *   own limit
  * @property {'http' | 'https'} protocol
  * @property {number} maxSockets per origin (Infinity when unlimited)
  * @property {number} socketsInUse sockets carrying a request now
@@ -24,6 +26,9 @@ import https from 'node:https'
 export class AgentWatcher {
   /** @type {WeakMap<object, { maxQueued: number }>} */
   #marks = new WeakMap()
+  /** @type {WeakMap<object, number>} */
+  #ids = new WeakMap()
+  #nextId = 1
   #active = false
 
   start () {
@@ -68,6 +73,16 @@ export class AgentWatcher {
     else if (queued > mark.maxQueued) mark.maxQueued = queued
   }
 
+  /** @param {object} agent */
+  #idOf (agent) {
+    let id = this.#ids.get(agent)
+    if (id === undefined) {
+      id = this.#nextId++
+      this.#ids.set(agent, id)
+    }
+    return id
+  }
+
   /** @param {http.Agent} agent @returns {AgentPool} */
   #describe (agent) {
     const queued = countLists(agent.requests)
@@ -77,6 +92,7 @@ export class AgentWatcher {
     const protocol = /** @type {any} */ (agent).protocol === 'https:' || agent instanceof https.Agent ? 'https' : 'http'
     return {
       agent: agentName(agent),
+      id: this.#idOf(agent),
       protocol,
       maxSockets: limitOf(agent.maxSockets),
       socketsInUse: countLists(agent.sockets),
