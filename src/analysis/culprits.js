@@ -35,7 +35,7 @@ import { waitCulprits } from './wait-culprits.js'
  *   | { kind: 'outgoing-calls', target: string, calls: number, meanMs: number, maxMs: number, failed: number }
  *   | ({ kind: 'waits' } & import('./wait-line.js').WaitLine)
  *   | ({ kind: 'creates-pool' } & import('./wait-line.js').WaitLine)
- *   | { kind: 'keeps', holding: string | null, holder: string, constructor: string, count: number, bytes: number, bytesPerRequest: number | null, path: string[] }} CulpritFacts
+ *   | { kind: 'keeps', holding: string | null, holder: string, constructor: string, count: number, bytes: number, bytesPerRequest: number | null, path: string[], agentQueue?: AgentQueue | null }} CulpritFacts
  */
 
 /**
@@ -183,22 +183,55 @@ function retainedCulprits (signals, cwd, threads) {
     return true
   })
   return distinct.slice(0, 2).map(c => {
-    const file = c.file ? displayPath(c.file, cwd) : '(unknown)'
+    const queue = agentQueueOf(c, signals, threads, cwd)
+    const file = queue?.created?.file ?? (c.file ? displayPath(c.file, cwd) : '(unknown)')
     return {
       function: c.function ?? c.holding ?? c.holder,
-      ...(c.holding ? { label: `${c.holding} (${c.holder})` } : {}),
+      ...(c.holding ? { label: queue ? `${c.holding} (the queue of ${queue.agent}, maxSockets ${queue.maxSockets})` : `${c.holding} (${c.holder})` } : {}),
       file,
-      line: c.line ?? 0,
+      line: queue?.created?.line ?? c.line ?? 0,
       share: total > 0 ? c.bytes / total : 0,
       kind: /** @type {'dependency' | 'app'} */ (/\bnode_modules\b/.test(file) ? 'dependency' : 'app'),
       measure: /** @type {const} */ ('retained'),
       // Snapshots are of the loaded process's main thread.
       threads: threads.filter(t => t.threadId === 0).slice(0, 1).map(t => ({ pid: t.pid, threadId: 0 })),
-      facts: { kind: /** @type {const} */ ('keeps'), holding: c.holding, holder: c.holder, constructor: c.constructor, count: c.count, bytes: c.bytes, bytesPerRequest: c.bytesPerRequest, path: pathUpTo(c) },
+      facts: { kind: /** @type {const} */ ('keeps'), holding: c.holding, holder: c.holder, constructor: c.constructor, count: c.count, bytes: c.bytes, bytesPerRequest: c.bytesPerRequest, path: pathUpTo(c), agentQueue: queue },
       retainers: c.retainers
     }
   })
 }
+
+/**
+ * When what the load left alive is held in an HTTP agent's queue of requests waiting for a socket (node:http keeps
+ * them in the agent's `requests`, per origin), and that agent queued during the load: the agent, its limit, how many
+ * waited at once, and where the app created it.
+ * @param {import('../heap/culprits.js').Culprit} c
+ * @param {import('./signals.js').Signals} signals
+ * @param {ThreadRecord[]} threads the serving threads
+ * @param {string} cwd
+ * @returns {AgentQueue | null}
+ */
+function agentQueueOf (c, signals, threads, cwd) {
+  const step = c.retainers.find(r => r.name === c.holding)
+  if (step === undefined || step.name !== 'requests') return null
+  const agent = signals.agents.find(a => a.agent === step.holder && a.maxQueued > 0)
+  if (agent === undefined) return null
+  const made = threads.flatMap(t => t.constructions).findLast(k => k.classes.includes(agent.agent))
+  return {
+    agent: agent.agent,
+    maxSockets: agent.maxSockets,
+    maxQueued: agent.maxQueued,
+    created: made ? { file: displayPath(made.site.file, cwd), line: made.site.line } : null
+  }
+}
+
+/**
+ * @typedef {object} AgentQueue an HTTP agent's queue of requests waiting for a socket, as it held what a leak kept
+ * @property {string} agent its class
+ * @property {number} maxSockets
+ * @property {number} maxQueued requests waiting at once at most, during the load
+ * @property {{ file: string, line: number } | null} created where the app created it
+ */
 
 /**
  * The names on a retainer path from the kept objects up to the one that holds them (a few steps when none does).

@@ -4,7 +4,7 @@ import { poolIsFull, queueIsMinor, waitLine } from './wait-line.js'
 
 /** @typedef {import('./signals.js').Signals} Signals */
 /** @typedef {import('./rules.js').Category} Category */
-/** @typedef {{ function: string, label?: string, file: string, line: number, share: number, kind: string, measure?: string, threads?: { pid: number, threadId: number }[] }} CulpritLike */
+/** @typedef {{ function: string, label?: string, file: string, line: number, share: number, kind: string, measure?: string, threads?: { pid: number, threadId: number }[], facts?: import('./culprits.js').CulpritFacts }} CulpritLike */
 /** @typedef {{ function: string, label?: string, file: string, line: number }} CodeAt a culprit as advice names it */
 /** @typedef {import('./wait-line.js').WaitLine} WaitLine */
 
@@ -29,6 +29,7 @@ import { poolIsFull, queueIsMinor, waitLine } from './wait-line.js'
  *   | { kind: 'allocates-most', culprit: CodeAt }
  *   | { kind: 'keeps-alive', culprit: CodeAt }
  *   | { kind: 'bound-holder', culprit: CodeAt }
+ *   | { kind: 'agent-queue-grows', queue: import('./culprits.js').AgentQueue, starts: CodeAt | null }
  *   | { kind: 'growing-collections' }
  *   | { kind: 'heap-snapshots', target: string }
  *   | { kind: 'growing-state', growing: import('./rules.js').GrowingCost, target: string }
@@ -83,7 +84,9 @@ export function recommend (category, s, culprits, run) {
       // What keeps the leak (heap snapshots after the load) comes first; then the code that allocates what it keeps.
       const holder = culprits.find(c => c.measure === 'retained')
       const allocates = served.find(c => c.measure === 'allocations' && c.kind === 'app') ?? served.find(c => c.measure === 'allocations')
-      if (holder) out.push({ kind: 'bound-holder', culprit: codeAt(holder) })
+      const queue = holder?.facts?.kind === 'keeps' ? holder.facts.agentQueue ?? null : null
+      if (queue) out.push({ kind: 'agent-queue-grows', queue, starts: allocates ? codeAt(allocates) : null })
+      else if (holder) out.push({ kind: 'bound-holder', culprit: codeAt(holder) })
       if (allocates) out.push({ kind: 'keeps-alive', culprit: codeAt(allocates) })
       else if (where && !holder) out.push({ kind: 'keeps-alive', culprit: where })
       out.push({ kind: 'growing-collections' })

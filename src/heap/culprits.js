@@ -54,7 +54,9 @@ export function describeGroups (graph, tree, groups, places, requests) {
     if (at < 0) at = Math.max(0, steps.findIndex(s => s.from === group.holder))
     let holdingAt = -1
     for (let k = at; k < retainers.length; k++) {
-      if (retainers[k].kind === 'context' || retainers[k].kind === 'property') {
+      // A key that is data, not a name a program wrote (`127.0.0.1:3981:` in an agent's per-origin queues, a URL),
+      // is one entry of the object above: that object's own name holds them.
+      if ((retainers[k].kind === 'context' || retainers[k].kind === 'property') && isWrittenName(retainers[k].name)) {
         holdingAt = k
         break
       }
@@ -88,6 +90,15 @@ export function describeGroups (graph, tree, groups, places, requests) {
       retainers: retainers.slice(0, shown)
     }
   })
+}
+
+/**
+ * Whether a property or variable name is one a program writes (`cache`, `_events`, `byUser`), rather than a key made
+ * of data (`127.0.0.1:3981:`, `/api/users`, `user 42`).
+ * @param {string} name
+ */
+function isWrittenName (name) {
+  return /^[\p{L}_$][\p{L}\p{N}_$]*$/u.test(name)
 }
 
 /** @param {Retainer} r */

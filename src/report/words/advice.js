@@ -22,6 +22,12 @@ export function adviceText (a) {
     case 'slow-wait':
     case 'app-queue':
       return waitAdviceText(a.kind, a.wait)
+    case 'agent-queue-grows': {
+      const q = a.queue
+      const made = q.created ? ` created at ${q.created.file}:${q.created.line}` : ''
+      const starts = a.starts ? ` ${where(a.starts)} starts them faster than they finish and does not wait for them:` : ''
+      return `Outgoing requests pile up in the queue of ${q.agent}${made} (maxSockets ${q.maxSockets}): up to ${q.maxQueued.toLocaleString('en-US')} waited for a socket at once, each holding its request and body in memory.${starts} await them, or bound how many are in flight (a queue with a limit), and raise maxSockets if the upstream can take more at once.`
+    }
     case 'slow-outgoing':
       return `Requests spend ${Math.round(a.share * 100)}% of their time waiting on ${a.target} (${formatMs(a.meanMs)} a call${a.perRequest >= 1.05 ? `, ${a.perRequest.toFixed(1)} calls a request` : ''})${a.site ? `, called at ${a.site.file}:${a.site.line}` : ''}: cache its answers, make the upstream faster, or call it in parallel with the other work of the request.`
     case 'find-waits': return 'Find what requests wait for: outgoing HTTP calls, database queries, file reads. Time them, cache what can be cached, and run independent calls in parallel.'
