@@ -113,9 +113,10 @@ export function recommend (category, s, culprits, run) {
     out.unshift({ kind: 'listener-leak', count: leak.count, event: leak.event, emitter: leak.emitter, site: leak.site ? { file: leak.site.file, line: leak.site.line } : null })
   }
   if (category === 'event-loop' && s.loop.delayMax >= 1000) out.push({ kind: 'long-task', delayMaxMs: s.loop.delayMax })
-  // Whatever the category, a cost that climbs with every request is the cause behind it: told first.
+  // Whatever the category, a cost that climbs with every request is the cause behind it: told first — after the
+  // listener leak, when there is one: a listener added per request is such a state, and every emit runs them all.
   const growing = category === 'insufficient-data' ? null : growingCostOf(s)
-  if (growing) out.unshift({ kind: 'growing-state', growing, target: heapTarget(run) })
+  if (growing) out.splice(leak ? 1 : 0, 0, { kind: 'growing-state', growing, target: heapTarget(run) })
   return out
 }
 
