@@ -134,8 +134,9 @@ function requestRows (s) {
       value: round(s.requests.serverTimeMean, 4),
       unit: 'ms',
       threshold: THRESHOLDS.serverTime,
+      // Judged as the io rule judges it: with most of the traced requests' time in waits, up to half of it may be CPU.
       state: s.requests.serverTimeMean >= THRESHOLDS.serverTime
-        ? (s.cpu.perRequestMs <= THRESHOLDS.cpuOfServerTime * s.requests.serverTimeMean ? 'mostly-waiting' : 'mostly-computing')
+        ? (s.cpu.perRequestMs <= (s.waits.outside >= THRESHOLDS.waitedShare ? 1 - THRESHOLDS.waitedShare : THRESHOLDS.cpuOfServerTime) * s.requests.serverTimeMean ? 'mostly-waiting' : 'mostly-computing')
         : 'ok',
       facts: {}
     },

@@ -77,23 +77,52 @@ export function toldInstruments (t) {
  *   samples cover, per serving thread on average
  */
 export function measuredPart (serving, mains, port, seconds) {
-  const whole = { part: /** @type {const} */ ('window'), of: serving.of, seconds }
   const threads = [...new Set([...serving.threads, ...mains])]
-  if (threads.length === 0 || !threads.some(toldInstruments)) return whole
+  if (threads.length === 0 || !threads.some(toldInstruments)) return { part: /** @type {const} */ ('window'), of: serving.of, seconds }
+  // All of the window but the moments an instrument went on or off: the profiler's start and stop pause the thread
+  // (a second, on a loaded machine), which read as the server's longest task.
+  /** @type {Map<ThreadRecord, Sample[]>} */
+  const calm = new Map(threads.map(t => [t, clearOfToggles(t, serving.of(t))]))
+  const calmOf = (/** @type {ThreadRecord} */ t) => calm.get(t) ?? serving.of(t)
+  const whole = { part: /** @type {const} */ ('window'), of: calmOf, seconds: coveredSeconds(serving.threads, calmOf) }
   /** @type {Map<ThreadRecord, Sample[]>} */
   const quiet = new Map(threads.map(t => [t, quietSamples(t, serving.of(t))]))
   const of = (/** @type {ThreadRecord} */ t) => quiet.get(t) ?? serving.of(t)
-  let covered = 0
   let finished = 0
   for (const t of serving.threads) {
     for (const s of of(t)) {
-      covered += s.interval
       for (const r of s.requests ?? []) if (r.port === port) finished += r.finished
     }
   }
-  const quietSeconds = covered / 1000 / serving.threads.length
+  const quietSeconds = coveredSeconds(serving.threads, of)
   if (quietSeconds < MIN_SECONDS || quietSeconds < MIN_SHARE * seconds || finished < MIN_REQUESTS) return whole
   return { part: 'quiet', of, seconds: quietSeconds }
+}
+
+/**
+ * Seconds the threads' samples cover, per thread on average.
+ * @param {ThreadRecord[]} threads
+ * @param {(t: ThreadRecord) => Sample[]} of
+ */
+function coveredSeconds (threads, of) {
+  let covered = 0
+  for (const t of threads) for (const s of of(t)) covered += s.interval
+  return covered / 1000 / Math.max(1, threads.length)
+}
+
+/**
+ * A thread's samples but those within the margin of an instrument going on or off.
+ * @param {ThreadRecord} t
+ * @param {Sample[]} samples
+ */
+function clearOfToggles (t, samples) {
+  const at = t.instruments.map(i => i.time)
+  if (at.length === 0) return samples
+  return samples.filter(s => {
+    const from = s.time - s.interval - MARGIN_MS
+    const to = s.time + MARGIN_MS
+    return at.every(x => x < from || x > to)
+  })
 }
 
 /**

@@ -30,6 +30,7 @@
  * @property {Set<number>} enclosing sites of the awaits above it (its callers), innermost first
  * @property {boolean} behind it waited for other requests to finish, not for I/O of its own: another request's I/O
  *   ended it, and the request then made its own round trip elsewhere (a semaphore, a queue of the app's)
+ * @property {boolean} io spans of the I/O itself were kept (a round trip, a timer, a file read), not only awaits on it
  */
 
 /**
@@ -107,10 +108,24 @@ export function operations (trace, waits) {
       own: tripped?.own ?? -1,
       ahead: tripped?.ahead ?? -1,
       enclosing,
-      behind: false
+      behind: false,
+      io: physical.length > 0
     })
   }
-  return joinSteps(settleQueues(out), waits)
+  return joinSteps(settleQueues(dropEnclosing(out), waits), waits)
+}
+
+/**
+ * An await that was pending while the request waited on other I/O of its own is a caller's await (a framework's
+ * promise for the whole route, an async function's around its queries), not a wait of its own: ended by the last of
+ * them, it made a wait as long as the request, which read as a queue before that last query's trip. When the spans of
+ * the I/O it wraps were kept, it joins their wait; when they were not (a request with more spans than are kept), it
+ * is dropped here.
+ * @param {Operation[]} ops
+ * @returns {Operation[]}
+ */
+function dropEnclosing (ops) {
+  return ops.filter(op => op.io || !ops.some(o => o !== op && o.io && o.start >= op.start && o.start + (o.end - o.start) <= op.end))
 }
 
 /** Kinds of wait whose calls take several steps, each begun as the last ended (fs/promises' open, stat, read, close). */
@@ -142,6 +157,9 @@ function joinSteps (ops, waits) {
 /** ms between a wait another request's I/O ended and the round trip the request then wrote itself, at most, for the
  * two to be one: the code between them runs in the same turn of the loop. */
 const FOLLOWS_MS = 2
+/** …and at the same line, when nothing else of the request began between them: a loop starved of CPU (a busy
+ * machine) runs that code late. */
+const FOLLOWS_AT_LINE_MS = 50
 
 /**
  * A wait that another request's I/O ended, followed at once by a round trip the request wrote itself, waited for its
@@ -150,24 +168,25 @@ const FOLLOWS_MS = 2
  * — not two round trips. At another line (an `await gate.acquire()`), the first is a queue of the app's own, behind
  * other requests, and not a round trip at all.
  * @param {Operation[]} ops
+ * @param {WaitData} waits
  * @returns {Operation[]}
  */
-function settleQueues (ops) {
+function settleQueues (ops, waits) {
   const sorted = [...ops].sort((a, b) => a.start - b.start)
   const began = new Map(sorted.map(o => [o, o.start]))
   /** @type {Set<Operation>} */
   const merged = new Set()
   for (const q of sorted) {
     if (q.own !== 0) continue
-    const next = sorted.find(o => {
-      const at = /** @type {number} */ (began.get(o))
-      return o !== q && o.own === 1 && at >= q.end - FOLLOWS_MS / 10 && at - q.end <= FOLLOWS_MS
-    })
-    if (next === undefined) continue
-    if (next.site === q.site) {
+    const line = lineOf(waits, q.site)
+    // The first wait of the request to begin after this one ended.
+    const next = sorted.find(o => o !== q && /** @type {number} */ (began.get(o)) >= q.end - FOLLOWS_MS / 10)
+    if (next === undefined || next.own !== 1) continue
+    const gap = /** @type {number} */ (began.get(next)) - q.end
+    if (lineOf(waits, next.site) === line && gap <= FOLLOWS_AT_LINE_MS) {
       next.start = Math.min(next.start, q.start)
       merged.add(q)
-    } else {
+    } else if (gap <= FOLLOWS_MS) {
       q.behind = true
       q.trip = -1
       q.own = -1

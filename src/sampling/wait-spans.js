@@ -37,7 +37,8 @@ export const DEFERRALS = new Set(['TickObject', 'Immediate', 'Microtask'])
  * @property {number} start performance.now() when its 'request' event ran
  * @property {number} end when its response finished (0 while in flight)
  * @property {Span[]} spans
- * @property {number} stacks taken so far
+ * @property {number} stacks taken so far for its async resources
+ * @property {number} trips round trips it wrote so far (each with its stack)
  * @property {object} root the async resource its handler ran in
  * @property {boolean} abandoned dropped before it finished (the tracer stopped)
  */

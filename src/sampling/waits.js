@@ -30,6 +30,10 @@ const DECAY = 0.9
 const MIN_EVIDENCE = 4
 /** Waits kept per traced request: a request that streams for minutes keeps its first ones. */
 const MAX_SPANS = 2000
+/** Round trips kept per traced request beyond MAX_SPANS, each with its stack: an ORM makes a score of promises per
+ * query, and a request of 120 queries filled MAX_SPANS and MAX_STACKS with them at its 60th — its later queries lost
+ * their lines, and their count. The trips are what the backend ran: they are kept. */
+const MAX_TRIPS = 1000
 
 /**
  * @typedef {object} WaitSite where a wait began, as the app wrote it
@@ -229,7 +233,7 @@ export class WaitTracer {
     this.#lastStart = now
     this.traced++
     /** @type {Trace} */
-    const trace = { id: this.#nextId++, start: now, end: 0, spans: [], stacks: 0, root, abandoned: false }
+    const trace = { id: this.#nextId++, start: now, end: 0, spans: [], stacks: 0, trips: 0, root, abandoned: false }
     this.#live.add(trace)
     root[CTX] = trace
     const end = () => {
@@ -320,8 +324,8 @@ export class WaitTracer {
     const trace = current[CTX]
     if (trace === undefined || trace.end !== 0) return undefined
     let stack = null
-    if (trace.stacks < MAX_STACKS) {
-      trace.stacks++
+    if (trace.trips < MAX_TRIPS) {
+      trace.trips++
       this.#stacks++
       stack = rawStack(this.#onWrite)
     }
@@ -359,7 +363,7 @@ export class WaitTracer {
   /** @param {Trip} trip a round trip written from a traced request, now answered */
   #onTrip (trip) {
     const { trace, stack, parent } = trip.trace
-    if (trace.end !== 0 || trace.spans.length >= MAX_SPANS) return
+    if (trace.end !== 0 || trace.spans.length >= MAX_SPANS + MAX_TRIPS) return
     trace.spans.push({ kind: 'socket', t0: trip.start, t1: trip.end, stack, parent, cause: null, trips: [trip], resource: null })
   }
 }
