@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { buildProfile } from '../profile/model.js'
 import { findAllocationCulprits, findCulprits } from '../profile/culprits.js'
 import { displayPath } from './paths.js'
-import { readRunProfile } from './run-data.js'
+import { readRunProfile, runSources } from './run-data.js'
 
 /** @typedef {import('./culprits.js').Culprit} Culprit */
 /** @typedef {import('./culprits.js').CulpritThread} CulpritThread */
@@ -32,7 +32,7 @@ export function cpuCulprits (data, threads, appRoot, cwd) {
   }
   if (profiles.length === 0) return { culprits: [], model: null }
   try {
-    const model = buildProfile(profiles.length === 1 ? profiles[0].profile : profiles, { appRoot, sourceMaps: true })
+    const model = buildProfile(profiles.length === 1 ? profiles[0].profile : profiles, { appRoot, sourceMaps: true, sources: runSources(data) })
     const only = profiles.length === 1 ? [threadOf(/** @type {ThreadRecord} */ (byLabel.get(profiles[0].label)))] : []
     const culprits = findCulprits(model, { limit: 15 })
       .filter(c => !isOwnFile(c.file))
@@ -61,7 +61,7 @@ export function allocationCulprits (data, threads, heapKey, appRoot, cwd, cpuMod
     const heap = readRunProfile(data, t.profiles[heapKey] ?? t.profiles.heapAllocations)
     if (!heap) continue
     try {
-      lists.push(findAllocationCulprits(heap, { appRoot, limit: 15, ...(cpuModel ? { callProfiles: [cpuModel] } : {}) })
+      lists.push(findAllocationCulprits(heap, { appRoot, sources: runSources(data), limit: 15, ...(cpuModel ? { callProfiles: [cpuModel] } : {}) })
         .filter(c => !isOwnFile(c.file))
         .map(c => toCulprit(c, 'allocations', cwd, [threadOf(t)])))
     } catch {}

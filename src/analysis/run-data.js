@@ -5,6 +5,8 @@ import { UsageError } from '../errors.js'
 import { correctUtilization } from './profile-utilization.js'
 import { PROFILE_KINDS, readThread } from './run-events.js'
 import { checkedProfile } from './run-profile-check.js'
+import { SourceCache } from '../profile/sources.js'
+import { fileOfUrl } from '../profile/classify.js'
 
 /**
  * @typedef {object} ThreadRecord
@@ -26,6 +28,8 @@ import { checkedProfile } from './run-profile-check.js'
  * @property {WaitData} waits the traced requests and what they waited on
  * @property {{ cpu?: string, heapAllocations?: string, heapRetained?: string }} profiles file names in the run directory:
  *   the CPU profile of the load window, and heap samples of every allocation (first part) and of survivors (the rest)
+ * @property {import('../probe/transformed-scripts.js').RecordedScript[]} scripts the scripts a loader transformed in
+ *   memory, with the copy of the code that ran (runs recorded before the probe copied them have none)
  * @property {boolean} exited the probe saw the thread exit
  * @property {{ threads: number[], waitedMs: number }} [unclosed] a main thread's: its worker threads that had not
  *   closed their load window (written their profiles) when it stopped waiting for them
@@ -58,6 +62,7 @@ import { checkedProfile } from './run-profile-check.js'
  * @property {Map<string, any>} [profiles] the profiles read while checking them, by file name: each is read and
  *   parsed once, however many parts of the analysis and the report use it
  * @property {Retainers | null} [retainers] what keeps what the load left alive, when the run looked (retainers.json)
+ * @property {SourceCache} [sources] the code that ran, as the threads' probes copied it (see runSources)
  */
 
 /**
@@ -237,4 +242,51 @@ export function readRunProfile (data, name) {
   } catch {
     return null
   }
+}
+
+/**
+ * The scripts of the run as they ran, for every model and site of its analysis to share: a loader's code compiled in
+ * memory read from the copies the probes made (src/probe/transformed-scripts.js), other scripts from disk, each source
+ * map read once, and what could not be mapped collected once per file.
+ * @param {{ dir: string, threads: ThreadRecord[], sources?: SourceCache }} data
+ * @returns {SourceCache}
+ */
+export function runSources (data) {
+  data.sources ??= sourcesOf(data.dir, data.threads)
+  return data.sources
+}
+
+/**
+ * The same for a run directory read for nothing else (`hotpath heap`'s, or doctor's while it records): its probes'
+ * event logs name the copies.
+ * @param {string} dir
+ * @returns {SourceCache}
+ */
+export function dirSources (dir) {
+  /** @type {ThreadRecord[]} */
+  const threads = []
+  try {
+    for (const f of readdirSync(dir)) {
+      if (!/^events-\d+-\d+\.ndjson$/.test(f)) continue
+      const t = readThread(join(dir, f), [])
+      if (t !== null) threads.push(t)
+    }
+  } catch {}
+  return sourcesOf(dir, threads)
+}
+
+/**
+ * @param {string} dir
+ * @param {ThreadRecord[]} threads
+ */
+function sourcesOf (dir, threads) {
+  /** @type {Map<string, string>} */
+  const ran = new Map()
+  for (const t of threads) {
+    for (const s of t.scripts ?? []) {
+      const file = fileOfUrl(s.url)
+      if (file.startsWith('/') && !ran.has(file)) ran.set(file, join(dir, s.source))
+    }
+  }
+  return new SourceCache(true, ran)
 }

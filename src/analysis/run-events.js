@@ -20,7 +20,7 @@ export function readThread (file, damage) {
   // The probe names its log after its process and thread: that still says whose it is when the hello line is lost.
   const [, pid, threadId] = /** @type {RegExpExecArray} */ (/events-(\d+)-(\d+)\.ndjson$/.exec(file))
   /** @type {ThreadRecord} */
-  const t = { pid: Number(pid), threadId: Number(threadId), hello: {}, samples: [], listening: [], listeners: [], agents: [], outgoing: [], sockets: [], pools: [], env: [], waits: { traces: [], sites: new Map(), resources: new Map(), kinds: new Map() }, profiles: {}, exited: false, clock: null, settled: {}, instruments: [], constructions: [] }
+  const t = { pid: Number(pid), threadId: Number(threadId), hello: {}, samples: [], listening: [], listeners: [], agents: [], outgoing: [], sockets: [], pools: [], env: [], waits: { traces: [], sites: new Map(), resources: new Map(), kinds: new Map() }, profiles: {}, scripts: [], exited: false, clock: null, settled: {}, instruments: [], constructions: [] }
   /** @type {unknown[]} */
   const gcTrace = []
   let text
@@ -79,6 +79,11 @@ export function readThread (file, damage) {
       case 'profiles':
         for (const k of PROFILE_KINDS) {
           if (typeof e[k] === 'string') t.profiles[k] = e[k]
+        }
+        break
+      case 'scripts':
+        for (const r of Array.isArray(e.scripts) ? e.scripts : []) {
+          if (typeof r?.url === 'string' && typeof r.source === 'string' && /^scripts\/[\w.-]+$/.test(r.source)) t.scripts.push({ url: r.url, source: r.source })
         }
         break
       case 'gc-trace':

@@ -22,6 +22,8 @@ import { flameHtmlChunks } from '../report/flame/html.js'
  * @property {string} [title] of the flame graph page
  * @property {string} [appRoot]
  * @property {boolean} [sourceMaps]
+ * @property {import('../profile/sources.js').SourceCache} [sources] the scripts as they ran (a live capture's: with
+ *   the code loaders compiled in memory)
  * @property {boolean} [saveProfiles] also write each captured profile as `<output>[.<label>].cpuprofile` (live
  *   captures; `--from` leaves the files it read alone)
  * @property {number} [culprits] how many culprits to return (default 10)
@@ -34,7 +36,7 @@ import { flameHtmlChunks } from '../report/flame/html.js'
  * @returns {Promise<{ files: WrittenFile[], model: import('../profile/model.js').ProfileModel, culprits: import('../profile/culprits.js').Culprit[] }>}
  */
 export async function writeProfileFiles (captured, opts) {
-  const modelOpts = { appRoot: opts.appRoot, sourceMaps: opts.sourceMaps }
+  const modelOpts = { appRoot: opts.appRoot, sourceMaps: opts.sourceMaps, ...(opts.sources ? { sources: opts.sources } : {}) }
   const model = captured.type === 'cpu'
     ? buildProfile(captured.profiles.length === 1 ? captured.profiles[0].profile : captured.profiles, modelOpts)
     : buildHeapProfile(captured.profile, modelOpts)

@@ -3,7 +3,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { TargetError, UsageError } from '../errors.js'
 import { appRootOf } from '../analysis/paths.js'
-import { readRun, readRunProfile } from '../analysis/run-data.js'
+import { readRun, readRunProfile, runSources } from '../analysis/run-data.js'
 import { readProfileFile } from '../profile/cpuprofile.js'
 import { writeProfileFiles } from './flame-files.js'
 import { formatCulprits } from '../report/flame/culprits-text.js'
@@ -62,7 +62,7 @@ export async function run (args, io) {
   const top = Number(values.top ?? 5)
   if (!Number.isInteger(top) || top < 0) throw new UsageError(`--top must be a non-negative integer, got '${values.top}'`)
   const live = from.length > 0 ? null : await captureLive(values, command, io)
-  const { appRoot: liveRoot, ...captured } = live ? live.captured : { ...(await readInputs(from)), appRoot: undefined }
+  const { appRoot: liveRoot, sources, ...captured } = live ? live.captured : { ...(await readInputs(from)), appRoot: undefined, sources: undefined }
   const appRoot = typeof values['app-root'] === 'string' ? resolve(values['app-root']) : liveRoot
   const output = await outputBase(/** @type {string | undefined} */ (values.output), from[0])
   const title = /** @type {string | undefined} */ (values.title) ??
@@ -72,6 +72,7 @@ export async function run (args, io) {
     title,
     appRoot,
     sourceMaps: values['no-source-maps'] !== true,
+    sources,
     saveProfiles: from.length === 0,
     culprits: Math.max(top, 1)
   })
@@ -119,7 +120,7 @@ function outcomeHeadline ({ failure, interruptedBy, at }) {
  * @param {Record<string, unknown>} values
  * @param {string[]} command
  * @param {import('./main.js').Io} io
- * @returns {Promise<{ captured: Parameters<typeof writeProfileFiles>[0] & { appRoot?: string }, outcome: Outcome, command: string[], port: number, otherPorts: number[] }>}
+ * @returns {Promise<{ captured: Parameters<typeof writeProfileFiles>[0] & { appRoot?: string, sources?: import('../profile/sources.js').SourceCache }, outcome: Outcome, command: string[], port: number, otherPorts: number[] }>}
  */
 async function captureLive (values, command, io) {
   const profileInterval = /** @type {number} */ (numberFlag('interval', /** @type {string | undefined} */ (values.interval) ?? String(DEFAULT_INTERVAL), { integer: true }))
@@ -146,7 +147,10 @@ async function captureLive (values, command, io) {
     }
     const main = data.threads.find(t => serving.has(t.pid)) ?? data.threads[0]
     const otherPorts = recordedOtherPorts(data, port, record.loadWindow.end)
-    return { captured: { type: 'cpu', profiles, appRoot: main ? appRootOf(main.hello, data.run.cwd) : undefined }, outcome, command: record.command, port, otherPorts }
+    // The code loaders compiled in memory is in the run directory, which goes when this returns.
+    const sources = runSources(data)
+    sources.readAll()
+    return { captured: { type: 'cpu', profiles, appRoot: main ? appRootOf(main.hello, data.run.cwd) : undefined, sources }, outcome, command: record.command, port, otherPorts }
   } finally {
     await rm(runDir, { recursive: true, force: true })
   }

@@ -18,6 +18,7 @@ import { RequestTracker, isHttpServer } from './requests.js'
 import { EventLog } from './event-log.js'
 import { LoadProfiles } from './load-profiles.js'
 import { ThreadWindows, WAIT_MS } from './thread-windows.js'
+import { TransformedScripts } from './transformed-scripts.js'
 import { heapAfterFullGc } from '../profile/capture.js'
 
 /** A sample's GC tally when its thread's observer saw none. */
@@ -145,6 +146,7 @@ export class Probe {
     /** @type {{ from: number, to: number } | null} epoch ms of the part of the load window that is looked into (the CPU
      * profile's slice): the wait tracer is armed there only, so that the rest measures the server alone */
     this.look = null
+    this.scripts = new TransformedScripts()
     /** @type {Promise<object> | null} the window's closing, once it began: what the 'stopped' ack carries */
     this.closing = null
     // A worker thread's window is closed by its main thread too, which waits for it (see thread-windows.js).
@@ -385,8 +387,10 @@ export class Probe {
         // A probe that opened its window from the environment and connects after the load stopped hears 'state' only.
         await this.loadStop()
       } else if (command.type === 'heap-snapshot') {
+        this.recordScripts()
         await (await import('./heap-snapshot.js')).onHeapSnapshotCommand(command, this.options, this.name)
       } else if (command.type === 'heap-sampling-start' || command.type === 'heap-sampling-stop') {
+        if (command.type === 'heap-sampling-stop') this.recordScripts()
         await (await import('./heap-snapshot.js')).onHeapSamplingCommand(command, this.options)
       }
     } catch {}
@@ -459,6 +463,7 @@ export class Probe {
     this.sampler.threadTime = false
     this.sampler.pace = 1
     await this.profiles.stop(this.log)
+    this.recordScripts()
     await this.settleHeap('end')
     this.flush()
     const unclosed = await threads
@@ -496,7 +501,17 @@ export class Probe {
     this.loading = false
     this.log.write({ type: 'load-stop', time: Date.now(), exited: true })
     this.profiles.stopSync(this.log)
+    this.recordScripts()
     this.threads.closed()
+  }
+
+  /**
+   * Copies the code of the scripts a loader transformed in memory (TypeScript through tsx…) into the run directory, for
+   * the analysis to read the profiles' positions against: between loads only (transformed-scripts.js says why).
+   */
+  recordScripts () {
+    const scripts = this.scripts.record(this.options.runDir)
+    if (scripts.length > 0) this.log.write({ type: 'scripts', time: Date.now(), scripts })
   }
 
   /** Last words: called on exit (and on SIGINT/SIGTERM before the default action). Synchronous. */

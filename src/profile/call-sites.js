@@ -16,6 +16,23 @@ export { functionSource }
  * @returns {number[]}
  */
 export function callLines (fn, calleeName) {
+  /** @type {number[]} */
+  const lines = []
+  for (const site of callSites(fn, calleeName)) {
+    if (!lines.includes(site.line)) lines.push(site.line)
+  }
+  return lines
+}
+
+/**
+ * Where inside the function it calls `calleeName`: 1-based line and 0-based column of each call, first first. The
+ * column tells a call apart from others on its line — in one line of minified code, or of code a loader compiled
+ * whitespace-free (tsx), a source map needs it to find the call's own line.
+ * @param {FunctionSource} fn
+ * @param {string} calleeName see callLines
+ * @returns {{ line: number, column: number }[]}
+ */
+export function callSites (fn, calleeName) {
   let name = calleeName.trim()
   let getter = false
   for (const prefix of ['bound ', 'async ', 'get ', 'set ']) {
@@ -31,17 +48,20 @@ export function callLines (fn, calleeName) {
   const pattern = getter
     ? new RegExp(`(?<![\\w$])${id}(?![\\w$]|\\s*\\()`, 'g')
     : new RegExp(`(?<![\\w$])${id}\\s*(?:\\?\\.\\s*)?(?:\\(|\\.\\s*(?:call|apply)\\s*\\(|\`)`, 'g')
-  /** @type {number[]} */
-  const lines = []
+  /** @type {{ line: number, column: number }[]} */
+  const sites = []
   // The function's own name at its start is a declaration, not a call.
   const bodyFrom = fn.start === 0 ? 0 : fn.code.search(/[({]/)
   let m
   while ((m = pattern.exec(fn.code)) !== null) {
     if (m.index < bodyFrom) continue
-    const line = fn.firstLine + countNewlines(fn.code, m.index)
-    if (!lines.includes(line)) lines.push(line)
+    const newlines = countNewlines(fn.code, m.index)
+    const lineStart = fn.code.lastIndexOf('\n', m.index - 1) + 1
+    // The function's first line starts at its start, not at the line's: columns there count from the line's start.
+    const column = newlines === 0 ? fn.column + m.index : m.index - lineStart
+    sites.push({ line: fn.firstLine + newlines, column })
   }
-  return lines
+  return sites
 }
 
 /**

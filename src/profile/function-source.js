@@ -14,6 +14,7 @@ const REGEX_AFTER_WORDS = new Set(['return', 'typeof', 'case', 'do', 'else', 'in
  * @property {number} start offset in the script
  * @property {string} code the masked text from start to the function's end
  * @property {number} firstLine 1-based line of `start`
+ * @property {number} column 0-based column of `start` in its line
  */
 
 /**
@@ -28,7 +29,7 @@ export function functionSource (text, line, column) {
   const scan = new MaskingScan(text, start, Math.min(text.length, start + MAX_SCAN))
   // V8 puts a script's top-level code (CommonJS wrapper, ES module body) at its very start: the function is the script.
   const end = functionEnd(scan, start === 0)
-  return end === -1 ? null : { start, code: scan.masked(end), firstLine: line }
+  return end === -1 ? null : { start, code: scan.masked(end), firstLine: line, column: Math.max(0, column) }
 }
 
 /**

@@ -5,7 +5,6 @@ import { classifyFrame, fileOfUrl, KINDS } from './classify.js'
 import { functionSource } from './function-source.js'
 import { functionLabel } from './function-labels.js'
 import { scriptIndex } from './script-index.js'
-import { SourceMapper } from './source-maps.js'
 import { SourceCache } from './sources.js'
 
 /** @typedef {import('./model.js').ProfileFrame} ProfileFrame */
@@ -27,8 +26,8 @@ export class ModelBuilder {
   constructor (type, opts) {
     this.type = type
     this.appRoot = opts.appRoot
-    this.sources = new SourceCache(opts.readSources !== false)
-    this.mapper = opts.sourceMaps === false || opts.readSources === false ? null : new SourceMapper(this.sources)
+    this.sources = opts.readSources === false ? new SourceCache(false) : opts.sources ?? new SourceCache()
+    this.mapper = opts.sourceMaps === false ? null : this.sources.mapper()
     /** @type {ProfileFrame[]} */
     this.frames = []
     /** @type {Map<string, number>} */
@@ -64,6 +63,11 @@ export class ModelBuilder {
       line = original.line
       column = original.column + 1
       if (original.name && name !== '') name = original.name
+    } else if (this.mapper && file.startsWith('/') && line > 0 && this.mapper.lost(file)) {
+      // Compiled in memory, with no map: the position is in code nobody can open, and no line of the file's.
+      generated = { file, line, column: cf.columnNumber }
+      line = 0
+      column = 0
     }
     /** @type {ProfileFrame} */
     const frame = {
@@ -160,9 +164,13 @@ export class ModelBuilder {
     if (range && (line < range[0] || line > range[1])) return
     let mapped = line
     if (frame.generated && this.mapper) {
-      const original = this.mapper.original(frame.generated.file, line, -1)
+      const original = this.mapper.originalLine(frame.generated.file, line)
+      if (!original) {
+        frame.unplaced = (frame.unplaced ?? 0) + value
+        return
+      }
       // A generated line that maps into another source is not a line of this function.
-      if (!original || original.file !== frame.file) return
+      if (original.file !== frame.file) return
       mapped = original.line
     }
     let values = this.lineValues.get(node)

@@ -26,7 +26,10 @@ import { ModelBuilder } from './model-builder.js'
  * @property {number} total value spent in it and what it called (recursion counted once)
  * @property {[number, number][]} lines `[line, self value]` for the lines its own time was spent on, hottest first
  * @property {{ file: string, line: number, column: number }} [generated] where it is in the script that ran (1-based
- *   line, 0-based column), when `file` and `line` come from a source map
+ *   line, 0-based column), when `file` and `line` come from a source map — or are unknown (`line` 0): a loader compiled
+ *   the script in memory and left no map
+ * @property {number} [unplaced] self value on lines of the script that ran that its source map could not place (one
+ *   generated line holding code of several source lines, as whitespace-free output does): in no line of `lines`
  */
 
 /**
@@ -68,6 +71,9 @@ import { ModelBuilder } from './model-builder.js'
  * @property {boolean} [sourceMaps] map frames to the original source when scripts ship source maps (default true)
  * @property {boolean} [readSources] read the profiled scripts at all (source maps, function extents); false inside a
  *   production process, where synchronous file reads would stall its event loop (default true)
+ * @property {import('./sources.js').SourceCache} [sources] the scripts as they ran, shared by the models of one run:
+ *   the code loaders compiled in memory that the probe copied, each map read once and each problem with one said once
+ *   (default: the files on disk, for this model alone)
  */
 
 /**

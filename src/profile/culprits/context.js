@@ -3,7 +3,6 @@
 // inlined make.
 import { InlineResolver } from '../inlined.js'
 import { SOURCES } from '../model.js'
-import { SourceMapper } from '../source-maps.js'
 import { SourceCache } from '../sources.js'
 import { appCallees } from './dispatch.js'
 import { FrameIndex, readFunction, scriptOf } from './frame-index.js'
@@ -20,7 +19,7 @@ import { FrameIndex, readFunction, scriptOf } from './frame-index.js'
  * @typedef {object} CulpritContext
  * @property {import('../model.js').ProfileModel} model
  * @property {FrameIndex} index the model's frames by position, and the frames added for functions it lacks
- * @property {SourceMapper | null} mapper
+ * @property {import('../source-maps.js').SourceMapper | null} mapper
  * @property {(f: number) => import('../model.js').ProfileFrame} frameOf a frame of the model or one added
  * @property {(f: number) => FunctionSource | null} fnOf the source of a frame's function, read once
  * @property {InlineResolver | null} inlining heap profiles only: they charge what an inlined function allocates to the
@@ -38,7 +37,7 @@ import { FrameIndex, readFunction, scriptOf } from './frame-index.js'
 export function culpritContext (model, callProfiles) {
   const context = /** @type {any} */ (model)[SOURCES] ?? {}
   const sources = /** @type {SourceCache} */ (context.sources ?? new SourceCache())
-  const mapper = /** @type {SourceMapper | null} */ (context.mapper ?? new SourceMapper(sources))
+  const mapper = /** @type {import('../source-maps.js').SourceMapper | null} */ ('mapper' in context ? context.mapper : sources.mapper())
   // Functions V8 ran only inlined, or only in another profile, have no frame in the model: they get one here.
   const index = new FrameIndex(model, mapper)
   const frameOf = (/** @type {number} */ f) => index.frame(f)

@@ -114,14 +114,17 @@ export function scriptOf (frame) {
 
 /**
  * A line found in the script that ran, as a line of the frame's own file (through its source map when it has one).
+ * With the column of what was found there, the map places it exactly; a line alone maps only when all its code comes
+ * from one line of the source (see SourceMapper.originalLine).
  * @param {ProfileFrame} frame
  * @param {number | undefined} line
  * @param {import('../source-maps.js').SourceMapper | null} mapper
+ * @param {number} [column] 0-based, in the script that ran
  * @returns {number | undefined}
  */
-export function originalLine (frame, line, mapper) {
+export function originalLine (frame, line, mapper, column = -1) {
   if (line === undefined || !frame.generated) return line
-  const mapped = mapper?.original(frame.generated.file, line, -1)
+  const mapped = column >= 0 ? mapper?.original(frame.generated.file, line, column) : mapper?.originalLine(frame.generated.file, line)
   return mapped && mapped.file === frame.file ? mapped.line : undefined
 }
 

@@ -41,7 +41,7 @@ function describeCulprit (f, o, share, ctx, nearApp, viaApp, callLimit) {
   const calls = culpritCalls(o, model, callLimit)
   const { callers, inlinedShare } = culpritCallers(f, o, ctx, nearApp, viaApp, callLimit)
   /** @type {Culprit} */
-  const culprit = { function: frame.name, file: frame.file, line: hottestLine(o, frame.line), functionLine: frame.line, share, kind: frame.kind, calls, callers }
+  const culprit = { function: frame.name, file: frame.file, line: hottestLine(o, frame.line, frame.unplaced ?? 0), functionLine: frame.line, share, kind: frame.kind, calls, callers }
   if (frame.label) culprit.label = frame.label
   if (model.unit === 'ms') {
     culprit.selfMs = frame.self
@@ -78,10 +78,12 @@ function culpritCalls (o, model, callLimit) {
  * The hottest line: its own lines and the lines of its calls, weighed together.
  * @param {Resolved} o
  * @param {number} firstLine the function's first line, when no line is known
+ * @param {number} [unplaced] its own time on lines a source map could not tell apart (one line of compiled code that
+ *   holds several of the source's): when more than any line's, the function's first line is all that can be said
  */
-export function hottestLine (o, firstLine) {
+export function hottestLine (o, firstLine, unplaced = 0) {
   let line = firstLine
-  let best = 0
+  let best = unplaced
   for (const [l, v] of o.lines) {
     if (v > best) {
       best = v

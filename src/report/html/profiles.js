@@ -3,7 +3,7 @@
 // came from. Files are shown as the diagnosis names them (relative to the target's directory), so a culprit and its
 // frame match when the report zooms from one to the other.
 import { displayPath } from '../../analysis/paths.js'
-import { readRunProfile } from '../../analysis/run-data.js'
+import { readRunProfile, runSources } from '../../analysis/run-data.js'
 import { findCulprits } from '../../profile/culprits.js'
 import { buildHeapProfile, buildProfile } from '../../profile/model.js'
 import { flameData } from '../flame/data.js'
@@ -30,7 +30,7 @@ export function reportProfiles (diagnosis, data) {
   const port = data.run.listening.port
   const serving = data.threads.filter(t => t.listening.some(l => l.port === port))
   const cwd = String((serving[0] ?? data.threads[0])?.hello.cwd ?? data.run.cwd)
-  const opts = { appRoot: cwd, sourceMaps: true }
+  const opts = { appRoot: cwd, sourceMaps: true, sources: runSources(data) }
 
   /** @type {FlameData | null} */
   let cpu = null
