@@ -4,7 +4,7 @@ import { recommend } from './recommendations.js'
 import { collectEvidence } from './evidence.js'
 import { decide } from './rules.js'
 import { runFailure } from './run-failure.js'
-import { runWarnings } from './run-warnings.js'
+import { runWarnings, sourceMapWarnings } from './run-warnings.js'
 import { computeSignals } from './signals.js'
 
 /**
@@ -50,7 +50,7 @@ export function diagnose (data) {
   const rule = decide(signals)
   const failure = runFailure(data, signals)
   const culprits = rule.category === 'insufficient-data' ? [] : collectCulprits(data, signals, rule.category)
-  const warnings = runWarnings(data, rule.category)
+  const warnings = [...runWarnings(data, rule.category), ...sourceMapWarnings(data, culprits)]
   const damaged = warnings.some(w => w.affects !== 'nothing')
   return {
     tool: 'hotpath',

@@ -7,6 +7,7 @@ import { PROFILE_KINDS, readThread } from './run-events.js'
 import { checkedProfile } from './run-profile-check.js'
 import { SourceCache } from '../profile/sources.js'
 import { fileOfUrl } from '../profile/classify.js'
+import { mapRunSites } from './run-sites.js'
 
 /**
  * @typedef {object} ThreadRecord
@@ -131,6 +132,8 @@ export function readRun (dir) {
   for (const t of threads) {
     if (t.clock !== null && t.profiles.cpu) correctUtilization(t.samples, readRunProfile(data, t.profiles.cpu), t.clock)
   }
+  // The places read off stacks, in the source the user wrote (the profiles are mapped as their models are built).
+  mapRunSites(data)
   return data
 }
 

@@ -1,11 +1,15 @@
 // What the damaged files of a run cost the diagnosis, as facts (src/report/words/warnings.js words them): a verdict or
 // a list of culprits that rests on data that could not be read must say so, not pass for one that was measured whole.
+// So must a culprit's line that no source map could place in the source the user wrote.
+import { isAbsolute, resolve } from 'node:path'
+import { runSources } from './run-data.js'
 
 /**
  * @typedef {object} RunWarning
- * @property {string} file the damaged file (absolute path)
- * @property {import('./run-data.js').RunDamage['kind']} kind what it held: `events` (the probe's event log), `cpu`
- *   (the CPU profile), `heapAllocations` or `heapRetained` (heap samples), `retainers` (what the heap snapshots found)
+ * @property {string} file the damaged file (absolute path); for `sourceMap`, the script whose map is missing
+ * @property {import('./run-data.js').RunDamage['kind'] | 'sourceMap'} kind what it held: `events` (the probe's event
+ *   log), `cpu` (the CPU profile), `heapAllocations` or `heapRetained` (heap samples), `retainers` (what the heap
+ *   snapshots found); `sourceMap`: a culprit's script whose source map is missing or unreadable (pid 0: the run's)
  * @property {boolean} notTaken the heap phase after the window that takes it stopped short: `problem` says why
  * @property {boolean} notWritten the probe never wrote it: `problem` says why
  * @property {number} pid
@@ -21,6 +25,8 @@
  * `utilizationMisread`: its utilisation is left as libuv misread it under the profiler), `allocation-culprits`,
  * `retained-culprits`, `leak-culprits-allocated` (the leak's culprits are what it allocated, not what stayed alive),
  * `retainer-paths` (no culprit says what keeps the leak alive),
+ * `source-lines` (a culprit's line is not the source's: `lost`, no line is given — a loader compiled the script in
+ * memory; else the line is the compiled file's, `map` the map that could not be read),
  * `none` (nothing, for this verdict: `category` does not blame `blames`).
  * @typedef {{ kind: 'thread-lost' }
  *   | { kind: 'lines-lost', lines: number, helloLost: boolean }
@@ -29,6 +35,7 @@
  *   | { kind: 'retained-culprits' }
  *   | { kind: 'leak-culprits-allocated' }
  *   | { kind: 'retainer-paths' }
+ *   | { kind: 'source-lines', lost: boolean, map: string | null }
  *   | { kind: 'none', category: string, blames: 'allocations' | 'what stays alive' | 'what keeps memory alive' }} Loss
  */
 
@@ -43,6 +50,26 @@ export function runWarnings (data, category) {
     const { loss, affects } = lossOf(d, t, category)
     return { file: d.file, kind: d.kind, pid: d.pid, threadId: d.threadId, problem: d.problem, notTaken: d.notTaken === true, notWritten: d.notWritten === true, affects, loss }
   })
+}
+
+/**
+ * The scripts of the culprits whose source map is missing or unreadable, once each: their lines are not the source's.
+ * @param {import('./run-data.js').RunData} data
+ * @param {{ file: string }[]} culprits as the diagnosis names them (paths relative to the target's directory)
+ * @returns {RunWarning[]}
+ */
+export function sourceMapWarnings (data, culprits) {
+  const problems = runSources(data).mapper()?.problems
+  if (!problems || problems.size === 0) return []
+  const cwds = new Set([data.run.cwd, ...data.threads.map(t => t.hello.cwd).filter(c => typeof c === 'string')])
+  const named = new Set(culprits.flatMap(c => isAbsolute(c.file) ? [c.file] : [...cwds].map(cwd => resolve(cwd, c.file))))
+  /** @type {RunWarning[]} */
+  const out = []
+  for (const p of problems.values()) {
+    if (!named.has(p.file)) continue
+    out.push({ file: p.file, kind: 'sourceMap', pid: 0, threadId: 0, problem: p.reason, notTaken: false, notWritten: false, affects: 'nothing', loss: { kind: 'source-lines', lost: p.lost, map: p.map } })
+  }
+  return out
 }
 
 /**

@@ -6,6 +6,8 @@ import { appRootOf } from '../analysis/paths.js'
 import { readRun, readRunProfile, runSources } from '../analysis/run-data.js'
 import { readProfileFile } from '../profile/cpuprofile.js'
 import { writeProfileFiles } from './flame-files.js'
+import { SOURCES } from '../profile/model.js'
+import { sourceMapMessages } from '../report/words/warnings.js'
 import { formatCulprits } from '../report/flame/culprits-text.js'
 import { runFailure } from '../analysis/run-failure.js'
 import { recordedOtherPorts } from '../analysis/signals-serving.js'
@@ -86,7 +88,11 @@ export async function run (args, io) {
     }
   }
   if (live && live.otherPorts.length > 0) io.stderr.write(`hotpath flame: the load went to port ${live.port} only:${otherPortsSentence(live.otherPorts)}\n`)
-  report(result, { json: values.json === true, top, outcome }, io)
+  // A culprit whose script's map is missing or unreadable: its line is not the source's, and that is said.
+  const mapper = /** @type {any} */ (result.model)[SOURCES]?.mapper
+  const warnings = sourceMapMessages(mapper, result.culprits.slice(0, Math.max(top, 1)).map(c => c.file))
+  for (const w of warnings) io.stderr.write(`hotpath flame: ${w}\n`)
+  report(result, { json: values.json === true, top, outcome, warnings }, io)
   return outcomeExit(outcome)
 }
 
@@ -211,7 +217,7 @@ function stripExtension (file) {
 
 /**
  * @param {Awaited<ReturnType<typeof writeProfileFiles>>} result
- * @param {{ json: boolean, top: number, outcome: Outcome }} opts
+ * @param {{ json: boolean, top: number, outcome: Outcome, warnings: string[] }} opts
  * @param {import('./main.js').Io} io
  */
 function report ({ files, model, culprits }, opts, io) {
@@ -224,6 +230,8 @@ function report ({ files, model, culprits }, opts, io) {
       interrupted: interruptedBy !== null,
       ...(interruptedBy !== null ? { signal: interruptedBy } : {}),
       files: files.map(f => ({ path: f.path, format: f.format })),
+      // The culprits' scripts whose source map is missing or unreadable, in words.
+      warnings: opts.warnings,
       type: model.type,
       unit: model.unit,
       total: model.total,

@@ -11,9 +11,10 @@ import { writeProfileFiles } from './flame-files.js'
  * @param {string} runDir
  * @param {{ file: string } | { error: string } | null} recorded what the run recorded, or null for a run read back
  *   with --analyse (the profile is then looked for in the run directory)
+ * @param {import('../profile/sources.js').SourceCache} [sources] the scripts as they ran
  * @returns {Promise<HeapAllocations | null>} null when there is nothing to show and nothing to explain
  */
-export async function allocationFlame (runDir, recorded) {
+export async function allocationFlame (runDir, recorded, sources) {
   if (recorded !== null && 'error' in recorded) return { error: recorded.error }
   const file = recorded?.file ?? join(runDir, 'allocations.heapprofile')
   /** @type {import('../profile/cpuprofile.js').SamplingHeapProfile} */
@@ -28,7 +29,8 @@ export async function allocationFlame (runDir, recorded) {
   const { model, culprits } = await writeProfileFiles({ type: 'heap', profile }, {
     output,
     title: 'hotpath heap: where the objects still alive after the growth and settle phases were allocated',
-    culprits: 5
+    culprits: 5,
+    ...(sources ? { sources } : {})
   })
   return {
     flame: `${output}.html`,

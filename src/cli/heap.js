@@ -5,6 +5,9 @@ import { UsageError } from '../errors.js'
 import { preparePlan } from '../load/load.js'
 import { recordHeapRun } from '../run/heap-run.js'
 import { allocationFlame } from './heap-allocations.js'
+import { dirSources } from '../analysis/run-data.js'
+import { sourceMapMessages } from '../report/words/warnings.js'
+import { fileURLToPath } from 'node:url'
 import { buildHeapReport } from '../heap/report.js'
 import { formatHeapReport, verdictLine } from '../heap/words.js'
 import { renderHeapPage } from '../heap/html.js'
@@ -62,8 +65,10 @@ export async function run ({ values, positionals, command }, io) {
   if (analyse !== undefined) {
     if (command.length > 0 || values.attach !== undefined) throw new UsageError(`give either --analyse <dir> or ${command.length > 0 ? '-- <command>' : '--attach <pid>'}, not both`)
     const saved = readSaved(analyse)
-    const report = await buildHeapReport({ command: saved.target, run: { ...saved, runDir: saved.runDir } })
-    report.allocations = await allocationFlame(saved.runDir, saved.allocations)
+    const sources = dirSources(saved.runDir)
+    const report = await buildHeapReport({ command: saved.target, run: { ...saved, runDir: saved.runDir }, sources })
+    report.allocations = await allocationFlame(saved.runDir, saved.allocations, sources)
+    report.warnings = mapWarnings(report, sources)
     return finish(report, values, jsonFile, io, null)
   }
   const attach = attachFromFlags(values, command)
@@ -100,11 +105,25 @@ export async function run ({ values, positionals, command }, io) {
     status: (line) => io.stderr.write(`${line}\n`)
   })
   if (record.snapshots.length === 3 && record.failure === null) io.stderr.write('Analysing the snapshots…\n')
-  const report = await buildHeapReport({ command, run: record })
-  report.allocations = await allocationFlame(record.runDir, record.allocations)
+  const sources = dirSources(record.runDir)
+  const report = await buildHeapReport({ command, run: record, sources })
+  report.allocations = await allocationFlame(record.runDir, record.allocations, sources)
+  report.warnings = mapWarnings(report, sources)
   // What --analyse needs to redo the analysis, next to the snapshots.
   await writeFile(join(record.runDir, 'heap.json'), JSON.stringify(report, null, 2) + '\n')
   return finish(report, values, jsonFile, io, record.interrupted ? interruptedBy ?? 'SIGINT' : null)
+}
+
+/**
+ * The scripts named in the report whose source map is missing or unreadable, in words.
+ * @param {import('../heap/report.js').HeapReport} report
+ * @param {import('../profile/sources.js').SourceCache} sources
+ */
+function mapWarnings (report, sources) {
+  const alloc = report.allocations
+  const files = [...report.culprits, ...report.others].flatMap(c => [c.file, ...c.retainers.map(r => r.file)])
+  if (alloc && 'sites' in alloc) files.push(...alloc.sites.map(s => s.file))
+  return sourceMapMessages(sources.mapper(), files.map(f => f?.startsWith('file://') ? fileURLToPath(f) : f))
 }
 
 /**
@@ -130,6 +149,7 @@ async function finish (report, values, jsonFile, io, interruptedBy) {
   }
   const out = jsonFile === '-' ? io.stderr : io.stdout
   out.write(formatHeapReport(report, process.cwd()))
+  for (const w of report.warnings ?? []) out.write(`  ! ${w}\n`)
   await writePage(report, values, out, io)
   const failed = outcomeExit({ failure: report.failure, interruptedBy })
   if (failed !== 0) return failed

@@ -40,10 +40,11 @@ const MAX_CULPRITS = 10
 
 /**
  * @param {[string, string, string]} files the snapshots before the growth phase, after it, and after the settle phase
- * @param {{ requests: number }} options requests of the growth phase
+ * @param {{ requests: number, sources?: import('../profile/sources.js').SourceCache }} options requests of the growth
+ *   phase; the scripts as they ran, to place functions in the source the user wrote
  * @returns {Promise<HeapAnalysis>}
  */
-export async function analyseSnapshots (files, { requests }) {
+export async function analyseSnapshots (files, { requests, sources }) {
   const started = Date.now()
   const first = await readHeapSnapshot(files[0], { idsOnly: true })
   const second = await readHeapSnapshot(files[1], { idsOnly: true })
@@ -64,7 +65,7 @@ export async function analyseSnapshots (files, { requests }) {
   const groups = liftSmallGroups(graph, tree, groupSurvivors(graph, tree, survivor), minCount)
   const growing = groups.filter(g => g.count >= minCount).slice(0, MAX_CULPRITS)
   const others = groups.filter(g => g.count < minCount).slice(0, 3)
-  const places = new Places(graph)
+  const places = new Places(graph, sources)
   const described = describeGroups(graph, tree, [...growing, ...others], places, requests)
   return {
     culprits: described.slice(0, growing.length),

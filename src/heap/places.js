@@ -3,22 +3,29 @@
 // named by the script's URL or path). That works on a snapshot file alone, with no inspector session to ask
 // (Debugger.scriptParsed would be one more protocol domain enabled in the target, and says nothing a saved snapshot
 // does not). A scope (Context) has no location: it is placed by a closure that runs in it, and a variable in it by
-// its declaration in that file, read from disk when the file is there.
+// its declaration in that file, read from disk when the file is there. A place in code a loader compiled or a bundler
+// built is mapped to the source the user wrote, through the maps the profiles are mapped through (profile/sources.js).
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { SourceCache } from '../profile/sources.js'
 
 /**
  * @typedef {object} Place
  * @property {string} function the function's name ('(anonymous)' when it has none)
- * @property {string} file as the runtime names it: a path, a file:// URL or node:internal…
- * @property {number} line 1-based
+ * @property {string} file as the runtime names it: a path, a file:// URL or node:internal… — or the source's path,
+ *   when a source map placed it
+ * @property {number} line 1-based; 0 when unknown (compiled in memory, with no map)
  * @property {number} column 1-based
  */
 
 export class Places {
-  /** @param {import('./graph.js').HeapGraph} graph */
-  constructor (graph) {
+  /**
+   * @param {import('./graph.js').HeapGraph} graph
+   * @param {SourceCache} [scripts] the scripts as they ran (the run's copies of what loaders compiled in memory)
+   */
+  constructor (graph, scripts = new SourceCache()) {
     this.graph = graph
+    this.mapper = scripts.mapper()
     /** @type {Map<number, number>} node index → index in `locations` */
     this.locationOf = new Map()
     const { locations } = graph.raw
@@ -40,7 +47,28 @@ export class Places {
     const { locations } = graph.raw
     const file = this.scriptName(closure)
     if (!file) return null
-    return { function: graph.name(closure) || '(anonymous)', file, line: locations[k + 2] + 1, column: locations[k + 3] + 1 }
+    const place = { function: graph.name(closure) || '(anonymous)', file, line: locations[k + 2] + 1, column: locations[k + 3] + 1 }
+    return this.mapped(place)
+  }
+
+  /**
+   * A place in the code that ran, as a place in the source: through the script's source map; with no line when a
+   * loader compiled the script in memory and left no map (its line is nobody's).
+   * @param {Place} place
+   * @returns {Place}
+   */
+  mapped (place) {
+    if (this.mapper === null) return place
+    let path = place.file
+    try {
+      if (path.startsWith('file://')) path = fileURLToPath(path)
+    } catch {}
+    if (!path.startsWith('/')) return place
+    const original = this.mapper.original(path, place.line, place.column - 1)
+    if (original !== null) {
+      return { function: original.name && place.function !== '(anonymous)' ? original.name : place.function, file: original.file, line: original.line, column: original.column + 1 }
+    }
+    return this.mapper.lost(path) ? { ...place, line: 0, column: 0 } : place
   }
 
   /**

@@ -26,6 +26,7 @@ import { analyseSnapshots } from './analyse.js'
  *   phases left alive was allocated: the flame graph's files and top lines, or why there are none
  * @property {number | null} parseMs time taken to read the three snapshots
  * @property {number | null} analyseMs time taken by the whole analysis
+ * @property {string[]} [warnings] the files among those named whose source map is missing or unreadable, in words
  */
 
 /**
@@ -42,10 +43,11 @@ import { analyseSnapshots } from './analyse.js'
  */
 
 /**
- * @param {{ command: string[], run: Omit<import('../run/heap-run.js').HeapRunRecord, 'phases'> & { phases: { name: string, requests: number, duration: number, failed: string | null }[] } }} input
+ * @param {{ command: string[], run: Omit<import('../run/heap-run.js').HeapRunRecord, 'phases'> & { phases: { name: string, requests: number, duration: number, failed: string | null }[] }, sources?: import('../profile/sources.js').SourceCache }} input
+ *   sources: the scripts as they ran (the run's copies of what loaders compiled in memory)
  * @returns {Promise<HeapReport>}
  */
-export async function buildHeapReport ({ command, run }) {
+export async function buildHeapReport ({ command, run, sources }) {
   const growthRequests = run.phases.find(p => p.name === 'growth')?.requests ?? 0
   /** @type {HeapReport} */
   const report = {
@@ -73,7 +75,7 @@ export async function buildHeapReport ({ command, run }) {
   if (run.failure === null && run.snapshots.length === 3) {
     const started = Date.now()
     const files = /** @type {[string, string, string]} */ (run.snapshots.map(s => s.file))
-    const analysis = await analyseSnapshots(files, { requests: growthRequests })
+    const analysis = await analyseSnapshots(files, { requests: growthRequests, sources })
     report.culprits = analysis.culprits
     report.others = analysis.others
     report.survivors = analysis.survivors

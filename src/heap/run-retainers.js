@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { analyseSnapshots } from './analyse.js'
+import { dirSources } from '../analysis/run-data.js'
 
 /**
  * @param {string} runDir
@@ -23,7 +24,7 @@ export async function analyseRetainers (runDir) {
   const requests = Number(r.phases.find((/** @type {{ name: string }} */ p) => p.name === 'growth')?.requests) || 0
   let result
   try {
-    const a = await analyseSnapshots(files, { requests })
+    const a = await analyseSnapshots(files, { requests, sources: dirSources(runDir) })
     result = { requests, culprits: a.culprits, survivors: a.survivors, minCount: a.threshold.minCount, error: null }
   } catch (err) {
     result = { requests, culprits: [], survivors: null, minCount: 0, error: String(/** @type {Error} */ (err)?.message ?? err) }

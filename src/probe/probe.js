@@ -147,6 +147,9 @@ export class Probe {
      * profile's slice): the wait tracer is armed there only, so that the rest measures the server alone */
     this.look = null
     this.scripts = new TransformedScripts()
+    /** whether the scripts were copied once: the heap phases' snapshots copy them only if not (each copy makes a few
+     * hundred objects of the debugger's, which a snapshot after it would count as grown) */
+    this.scriptsRecorded = false
     /** @type {Promise<object> | null} the window's closing, once it began: what the 'stopped' ack carries */
     this.closing = null
     // A worker thread's window is closed by its main thread too, which waits for it (see thread-windows.js).
@@ -286,6 +289,8 @@ export class Probe {
       node: process.version,
       heapLimit: v8.getHeapStatistics().heap_size_limit,
       role: !isMainThread ? 'worker-thread' : cluster.isWorker ? 'cluster-worker' : 'main',
+      // The stacks it writes give positions in the code that ran, unmapped (sampling/stack.js): the analysis maps them.
+      rawStacks: true,
       interval: this.options.interval
     })
     if (this.options.runtime !== false) {
@@ -387,10 +392,10 @@ export class Probe {
         // A probe that opened its window from the environment and connects after the load stopped hears 'state' only.
         await this.loadStop()
       } else if (command.type === 'heap-snapshot') {
-        this.recordScripts()
+        if (!this.scriptsRecorded) this.recordScripts()
         await (await import('./heap-snapshot.js')).onHeapSnapshotCommand(command, this.options, this.name)
       } else if (command.type === 'heap-sampling-start' || command.type === 'heap-sampling-stop') {
-        if (command.type === 'heap-sampling-stop') this.recordScripts()
+        if (command.type === 'heap-sampling-stop' && !this.scriptsRecorded) this.recordScripts()
         await (await import('./heap-snapshot.js')).onHeapSamplingCommand(command, this.options)
       }
     } catch {}
@@ -463,8 +468,9 @@ export class Probe {
     this.sampler.threadTime = false
     this.sampler.pace = 1
     await this.profiles.stop(this.log)
-    this.recordScripts()
     await this.settleHeap('end')
+    // After the heap's reading: the debugger domain makes objects of its own (once), which the load did not leave.
+    this.recordScripts()
     this.flush()
     const unclosed = await threads
     if (unclosed.length > 0) {
@@ -510,6 +516,7 @@ export class Probe {
    * the analysis to read the profiles' positions against: between loads only (transformed-scripts.js says why).
    */
   recordScripts () {
+    this.scriptsRecorded = true
     const scripts = this.scripts.record(this.options.runDir)
     if (scripts.length > 0) this.log.write({ type: 'scripts', time: Date.now(), scripts })
   }

@@ -1,5 +1,5 @@
 import { relative } from 'node:path'
-import { culpritShare, formatBytes, formatCount, formatMs, formatPercent, formatValue, table } from './format.js'
+import { placeText, culpritShare, formatBytes, formatCount, formatMs, formatPercent, formatValue, table } from './format.js'
 import { wordDiagnosis } from './words/diagnosis.js'
 import { otherPortsNote } from './words/ports.js'
 import { experimentLines } from './experiments-text.js'
@@ -43,11 +43,11 @@ export function formatDiagnosis (diagnosis, opts = {}) {
     d.culprits.forEach((c, i) => {
       const share = culpritShare(c)
       const where = manyThreads && c.threads?.length ? `, in ${threadPlace(c.threads)}` : ''
-      lines.push(`  ${i + 1}. ${c.label ?? c.function}  ${c.file}:${c.line}  (${share}, ${c.kind}${where})`)
+      lines.push(`  ${i + 1}. ${c.label ?? c.function}  ${placeText(c.file, c.line)}  (${share}, ${c.kind}${where})`)
       if (c.reason) lines.push(`     ${c.reason}`)
       const calls = (c.calls ?? []).filter(k => k.share >= 0.02).slice(0, 2)
       if (calls.length > 0) {
-        lines.push(`     time goes to ${calls.map(k => `${k.label ?? k.function} (${k.kind === 'app' ? `${k.file}:${k.line}` : k.file || k.kind}, ${formatPercent(k.share, 0)})`).join(', ')}`)
+        lines.push(`     time goes to ${calls.map(k => `${k.label ?? k.function} (${k.kind === 'app' ? `${placeText(k.file, k.line)}` : k.file || k.kind}, ${formatPercent(k.share, 0)})`).join(', ')}`)
       }
     })
     lines.push('')

@@ -104,3 +104,13 @@ export function formatValue (value, unit) {
     default: return `${formatCount(value)}${unit ? ` ${unit}` : ''}`
   }
 }
+
+/**
+ * A place as `file:line`, or the file alone when its line is unknown (0: code a loader compiled in memory, with no
+ * source map to say which line of the file it was).
+ * @param {string} file
+ * @param {number} line
+ */
+export function placeText (file, line) {
+  return line > 0 ? `${file}:${line}` : file
+}

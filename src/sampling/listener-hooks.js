@@ -3,7 +3,7 @@
 // methods; each reports an emitter's growth to every active watcher.
 
 import { EventEmitter } from 'node:events'
-import { firstUserSite, fromCaller } from './stack.js'
+import { firstUserSite, fromCaller, stackText } from './stack.js'
 
 /** @typedef {import('./listeners.js').ListenerWatcher} ListenerWatcher */
 
@@ -109,7 +109,7 @@ function onWarning (warning) {
     const emitter = warning.emitter
     if (emitter === null || typeof emitter !== 'object' || typeof warning.count !== 'number') return
     // Node's own frames that raise the warning are dropped: the stack starts at the adding call.
-    const stack = fromCaller(warningFrames(warning.stack))
+    const stack = fromCaller(warningFrames(stackText(warning)))
     const site = firstUserSite(stack)
     for (const w of watchers) w.warned(emitter, warning.type, warning.count, stack, site)
     // A stack cut short (Error.stackTraceLimit) has no adding site: the emitter's next checkpoint will capture one.

@@ -5,10 +5,51 @@ import { fileURLToPath } from 'node:url'
 // hotpath's own source folder: frames in it are the watcher, never the culprit.
 const OWN = fileURLToPath(new URL('../', import.meta.url))
 
+// Node's own formatter, as it was when the probe loaded (before the app's code could replace it).
+const NODE_PREPARE = Error.prepareStackTrace
+/** whether the last stack read through stackText was formatted by rawPrepare */
+let formattedRaw = false
+
+/**
+ * V8's text of each frame, with no source map applied and whatever formatter the app installed left out: positions in
+ * the code that ran, which the analysis maps through the maps the run recorded (src/analysis/run-sites.js), once.
+ * @param {unknown} _error
+ * @param {NodeJS.CallSite[]} callSites
+ */
+function rawPrepare (_error, callSites) {
+  formattedRaw = true
+  let text = 'Error'
+  for (const site of callSites) text += `\n    at ${site}`
+  return text
+}
+
+/**
+ * The text of a captured stack as V8 formats it, positions unmapped: Node maps a stack under --enable-source-maps (tsx
+ * turns that on) and source-map-support maps it too (ts-node, @swc-node), each with its own maps, or none; the
+ * analysis maps every position the same way, from the maps the run recorded. A stack something else read first (and
+ * so formatted) is given only when nothing can have mapped it; else ''.
+ * @param {{ stack?: unknown }} holder an Error, or an object Error.captureStackTrace filled
+ * @returns {string}
+ */
+export function stackText (holder) {
+  const saved = Error.prepareStackTrace
+  formattedRaw = false
+  let text
+  try {
+    Error.prepareStackTrace = rawPrepare
+    text = holder.stack
+  } catch {
+  } finally {
+    try { Error.prepareStackTrace = saved } catch {}
+  }
+  if (typeof text !== 'string') return ''
+  if (!formattedRaw && (process.sourceMapsEnabled || saved !== NODE_PREPARE)) return ''
+  return text
+}
+
 /**
  * The current call stack as text lines (without the "Error" header), skipping `above` and everything it called.
- * Parsing the text rather than V8's structured call sites keeps source maps (--enable-source-maps) and any
- * Error.prepareStackTrace the app installed in effect.
+ * Each frame is V8's own text of it, its position in the code that ran (see stackText).
  * @param {Function} above
  * @param {number} [limit] frames to capture
  * @returns {string[]}
@@ -24,7 +65,7 @@ export function captureStack (above, limit = 30) {
   } finally {
     Error.stackTraceLimit = saved
   }
-  const text = typeof holder.stack === 'string' ? holder.stack : ''
+  const text = stackText(holder)
   const lines = []
   for (const line of text.split('\n')) {
     const t = line.trim()

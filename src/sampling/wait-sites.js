@@ -1,7 +1,7 @@
 // Where in the app a wait began: the stack taken as it began (unformatted until the wait is kept), and the app's frame
 // on it, past the frames of Node, of node_modules and of the client class that opened the socket.
 
-import { parseFrame, isInternal } from './stack.js'
+import { parseFrame, isInternal, stackText } from './stack.js'
 
 /** @typedef {import('./wait-spans.js').Span} Span */
 /** @typedef {import('./waits.js').WaitSite} WaitSite */
@@ -43,7 +43,7 @@ export function siteOf (span) {
   // A wait a client socket's round trip ended may begin in the client's code: the methods of the class that opened
   // the connection (and what they run) are not where the request waits, even when the app wrote that class.
   const owners = span.trips?.[0]?.owners ?? []
-  const text = span.stack !== null ? String(span.stack.stack ?? '') : ''
+  const text = span.stack !== null ? stackText(span.stack) : ''
   let site = text !== '' ? siteFromStack(text, owners) : null
   if (site === null && span.parent !== null && span.parent !== span) site = siteOf(span.parent)
   // No frame of the app on its stack nor on those of the waits it began in: the packages it went through say where.
@@ -128,7 +128,7 @@ export function siteFromStack (text, owners = []) {
   const callers = []
   for (const s of sites.slice(i + 1)) {
     if (callers.length >= 3) break
-    if (isApp(s) && s !== null) callers.push({ function: s.function.replace(/^async\s+/, ''), file: s.file, line: s.line })
+    if (isApp(s) && s !== null) callers.push({ function: s.function.replace(/^async\s+/, ''), file: s.file, line: s.line, column: s.column })
   }
   // The packages the app's call went through to the wait (a framework's res.json, a middleware's end, a store, an
   // ORM, a driver): what it set going.

@@ -44,7 +44,7 @@ const MAX_TRIPS = 1000
  * @property {string | null} api what the app called there, as the first frame below its own names it
  *   (`BoundPool.query`, `readFile`, `setTimeout`)
  * @property {string | null} apiFile that frame's file (`node:fs`, `…/node_modules/pg-pool/index.js`)
- * @property {{ function: string, file: string, line: number }[]} callers the app frames above, innermost first (async
+ * @property {{ function: string, file: string, line: number, column?: number }[]} callers the app frames above, innermost first (async
  *   ones included): the loop around a wait is often one of them
  * @property {PackageFrame[]} [below] the packages the app's call went through down to the wait, outermost first (a
  *   framework's `res.json`, a middleware's `res.end`, a store, an ORM, a driver)

@@ -1,6 +1,6 @@
 // Culprits in the terminal: one line each — share, function, file:line — and where the time goes.
 import { relative } from 'node:path'
-import { formatBytes, formatMs, formatPercent } from '../format.js'
+import { formatBytes, formatMs, formatPercent, placeText } from '../format.js'
 
 /**
  * @param {import('../../profile/culprits.js').Culprit[]} culprits
@@ -12,7 +12,7 @@ export function formatCulprits (culprits, opts) {
   const what = opts.unit === 'ms' ? `${formatMs(opts.total)} of CPU` : `${formatBytes(opts.total)} sampled`
   const lines = [`Top culprits (share of ${what}):`]
   for (const c of culprits) {
-    const where = c.file ? `${shortPath(c.file, opts.cwd)}:${c.line}` : ''
+    const where = c.file ? placeText(shortPath(c.file, opts.cwd), c.line) : ''
     lines.push(`  ${formatPercent(c.share).padStart(6)}  ${c.label ?? c.function}  ${where}${c.kind === 'app' ? '' : `  [${c.kind}]`}`)
     const calls = c.calls.filter(x => x.share >= c.share * 0.1).slice(0, 3)
     if (calls.length > 0) {

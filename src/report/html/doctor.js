@@ -6,6 +6,7 @@ import {
   CATEGORY_TITLE, culpritShare, esc, formatBytes, formatCount, formatMs, formatPercent, formatValue, htmlDocument, htmlTable
 } from './page.js'
 import { readRunProfile } from '../../analysis/run-data.js'
+import { placeText } from '../format.js'
 import { damageNote, excerpt, threadCount, threadPlace } from '../doctor-text.js'
 import { wordDiagnosis } from '../words/diagnosis.js'
 import { CHART_THRESHOLDS, keyFigures, loadSection } from './figures.js'
@@ -106,7 +107,7 @@ function verdictSection (d) {
   // Damaged files first: whoever reads the verdict must know what it rests on.
   const warnings = d.warnings ?? []
   const damage = warnings.length > 0
-    ? `<div class="hr-notice" id="warnings"><p><strong>${esc(capitalise(damageNote(d).replace(/^ — /, '')) || 'Files of the run are damaged')}</strong></p><ul>${warnings.map(w => `<li>${esc(w.message)}</li>`).join('')}</ul></div>`
+    ? `<div class="hr-notice" id="warnings"><p><strong>${esc(capitalise(damageNote(d).replace(/^ — /, '')) || (warnings.every(w => w.kind === 'sourceMap') ? 'Some lines are not your source\'s' : 'Files of the run are damaged'))}</strong></p><ul>${warnings.map(w => `<li>${esc(w.message)}</li>`).join('')}</ul></div>`
     : ''
   return `<section class="hr-verdict hr-cat-${esc(d.category)}" id="verdict">
   ${damage}
@@ -135,9 +136,9 @@ function culpritsSection (d, profiles) {
     const calls = (c.calls ?? []).filter(k => k.share >= 0.02).slice(0, 3)
     const bar = c.measure === 'listeners' ? '' : `<span class="hr-bar"><span style="width:${Math.round(Math.min(1, c.share) * 100)}%"></span></span>`
     return `<li class="hr-culprit${linked ? ' hr-linked' : ''}" data-culprit="${i}"${linked ? ' tabindex="0" role="button" title="show it in the flame graph"' : ''}>
-    <div class="hr-c-head"><span class="hr-c-fn"${c.label ? ` title="${esc(c.function)} to V8; named from its source"` : ''}>${esc(c.label ?? c.function)}</span> <span class="hr-c-where">${esc(c.file)}:${esc(c.line)}</span> <span class="hr-c-share hr-m-${esc(c.measure)}">${esc(share)}</span>${bar}<span class="hr-c-kind">${esc(c.kind)}</span>${manyThreads && c.threads?.length ? ` <span class="hr-c-thread">in ${esc(threadPlace(c.threads))}</span>` : ''}</div>
+    <div class="hr-c-head"><span class="hr-c-fn"${c.label ? ` title="${esc(c.function)} to V8; named from its source"` : ''}>${esc(c.label ?? c.function)}</span> <span class="hr-c-where">${esc(placeText(c.file, c.line))}</span> <span class="hr-c-share hr-m-${esc(c.measure)}">${esc(share)}</span>${bar}<span class="hr-c-kind">${esc(c.kind)}</span>${manyThreads && c.threads?.length ? ` <span class="hr-c-thread">in ${esc(threadPlace(c.threads))}</span>` : ''}</div>
     ${c.reason ? `<div class="hr-c-reason">${esc(c.reason)}</div>` : ''}
-    ${calls.length > 0 ? `<div class="hr-c-calls">time goes to ${calls.map(k => `${esc(k.label ?? k.function)} <span class="hr-muted">(${esc(k.kind === 'app' ? `${k.file}:${k.line}` : k.file || k.kind)})</span> ${esc(formatPercent(k.share, 0))}`).join(', ')}</div>` : ''}
+    ${calls.length > 0 ? `<div class="hr-c-calls">time goes to ${calls.map(k => `${esc(k.label ?? k.function)} <span class="hr-muted">(${esc(k.kind === 'app' ? `${placeText(k.file, k.line)}` : k.file || k.kind)})</span> ${esc(formatPercent(k.share, 0))}`).join(', ')}</div>` : ''}
     <div class="hr-c-note" hidden></div>
   </li>`
   })

@@ -1,4 +1,4 @@
-import { formatBytes, formatMs } from '../format.js'
+import { placeText, formatBytes, formatMs } from '../format.js'
 import { experimentSentence } from './experiments.js'
 import { whereWaited } from './waits.js'
 
@@ -29,7 +29,7 @@ export function adviceText (a) {
       return `Outgoing requests pile up in the queue of ${q.agent}${made} (maxSockets ${q.maxSockets}): up to ${q.maxQueued.toLocaleString('en-US')} waited for a socket at once, each holding its request and body in memory.${starts} await them, or bound how many are in flight (a queue with a limit), and raise maxSockets if the upstream can take more at once.`
     }
     case 'slow-outgoing':
-      return `Requests spend ${Math.round(a.share * 100)}% of their time waiting on ${a.target} (${formatMs(a.meanMs)} a call${a.perRequest >= 1.05 ? `, ${a.perRequest.toFixed(1)} calls a request` : ''})${a.site ? `, called at ${a.site.file}:${a.site.line}` : ''}: cache its answers, make the upstream faster, or call it in parallel with the other work of the request.`
+      return `Requests spend ${Math.round(a.share * 100)}% of their time waiting on ${a.target} (${formatMs(a.meanMs)} a call${a.perRequest >= 1.05 ? `, ${a.perRequest.toFixed(1)} calls a request` : ''})${a.site ? `, called at ${placeText(a.site.file, a.site.line)}` : ''}: cache its answers, make the upstream faster, or call it in parallel with the other work of the request.`
     case 'find-waits': return 'Find what requests wait for: outgoing HTTP calls, database queries, file reads. Time them, cache what can be cached, and run independent calls in parallel.'
     case 'agent-queue': return `Outgoing requests queue in ${a.agent}: raise its maxSockets (now ${a.maxSockets}) or use a keep-alive agent sized for the concurrency you need; ${a.maxQueued} requests waited for a socket.`
     case 'check-pool-sizes': return 'Check the connection pool sizes of database and HTTP clients against the concurrency you serve.'
@@ -55,10 +55,10 @@ export function adviceText (a) {
     case 'compare-runs': return 'Compare before and after a change with hotpath load --json -o before.json, then hotpath compare before.json after.json.'
     case 'load-longer': return 'Load the server for longer (-d 20) or at a path that does real work (--path /api/...), and check that it answers requests (hotpath load shows status codes).'
     case 'listener-leak':
-      return `${a.count.toLocaleString('en-US')} listeners for '${a.event}' were added to one ${a.emitter}${a.site ? ` at ${a.site.file}:${a.site.line}` : ''}: the code adds a listener per request and never removes it, so every emit runs all of them. Add it once (or use once()), and do not raise defaultMaxListeners to hide the warning.`
+      return `${a.count.toLocaleString('en-US')} listeners for '${a.event}' were added to one ${a.emitter}${a.site ? ` at ${placeText(a.site.file, a.site.line)}` : ''}: the code adds a listener per request and never removes it, so every emit runs all of them. Add it once (or use once()), and do not raise defaultMaxListeners to hide the warning.`
     case 'long-task': return `One task held the loop for ${formatMs(a.delayMaxMs)}: look for synchronous I/O (fs.*Sync, require() inside handlers) and unbounded loops.`
     case 'fix-target-error':
-      return `Fix what stopped the target first: ${a.error.message}${a.error.at ? `, thrown at ${a.error.at.file}:${a.error.at.line}` : ''}. Its last lines of stderr are in the run (${a.stderrLines} kept).`
+      return `Fix what stopped the target first: ${a.error.message}${a.error.at ? `, thrown at ${placeText(a.error.at.file, a.error.at.line)}` : ''}. Its last lines of stderr are in the run (${a.stderrLines} kept).`
     case 'find-why-target-stopped': return 'Find why the target stopped: its last lines of stderr are above; run it without hotpath to see it fail the same way.'
     case 'fix-on-port': return `Run the --on-port command yourself, with PORT set to the server's port, and make it exit 0: ${a.command}`
     case 'load-a-2xx-path': return 'Load a path the server answers with 2xx (--path /api/...), with the method, headers and body it expects (-m, -H, -b), and check it with hotpath load first.'
@@ -72,7 +72,7 @@ export function adviceText (a) {
  * @param {CodeAt} c
  */
 function where (c) {
-  return `${c.label ?? c.function} (${c.file}:${c.line})`
+  return `${c.label ?? c.function} (${placeText(c.file, c.line)})`
 }
 
 /**
@@ -83,12 +83,12 @@ function where (c) {
 function waitAdviceText (kind, w) {
   const at = whereWaited(w)
   if (kind === 'pool-too-small' && w.queue && w.pool) {
-    const made = w.pool.site ? ` created at ${w.pool.site.file}:${w.pool.site.line}${w.pool.limit ? ` with ${w.pool.limit.key}: ${w.pool.limit.value}` : ''}` : ''
+    const made = w.pool.site ? ` created at ${placeText(w.pool.site.file, w.pool.site.line)}${w.pool.limit ? ` with ${w.pool.limit.key}: ${w.pool.limit.value}` : ''}` : ''
     const call = callWord(w.resource.type)
     return `Requests wait ${formatMs(w.queue.msPerWait)} for one of the ${w.pool.connections} connections to ${w.pool.endpoint} before their ${call} ${at} even starts (it takes ${formatMs(w.msPerTrip ?? 0)}): the pool${made} is too small for the concurrency you serve. Raise its limit (and the backend's connection limit with it), or make each ${call} shorter.`
   }
   if (kind === 'n-plus-one' && w.sequential) {
-    const loop = w.sequential.loop !== null && `${w.sequential.loop.file}:${w.sequential.loop.line}` !== `${w.site.file}:${w.site.line}` ? `, called in a loop at ${w.sequential.loop.file}:${w.sequential.loop.line}` : ''
+    const loop = w.sequential.loop !== null && placeText(w.sequential.loop.file, w.sequential.loop.line) !== placeText(w.site.file, w.site.line) ? `, called in a loop at ${placeText(w.sequential.loop.file, w.sequential.loop.line)}` : ''
     const what = w.lines ? `: the same ${callWord(w.resource.type)} from ${w.lines.length} lines, each waiting for the last.` : ': an N+1.'
     return `Each request waits ${Math.round(w.sequential.perRequest)} times one after another ${at} (${w.resource.name}, ${formatMs(w.msPerWait)} each)${loop}${what} ${batchHint(w.resource.type, w.resource.op)} would save ~${formatMs(w.sequential.savedMs)} a request.`
   }

@@ -1,4 +1,4 @@
-import { formatBytes, formatMs } from '../format.js'
+import { placeText, formatBytes, formatMs } from '../format.js'
 import { viaPackages, waitCounts } from './waits.js'
 
 /**
@@ -14,7 +14,7 @@ export function culpritReason (f) {
       return `waits on ${f.target}: ${f.calls.toLocaleString('en-US')} calls, ${formatMs(f.meanMs)} each on average (max ${formatMs(f.maxMs)})${f.failed > 0 ? `, ${f.failed.toLocaleString('en-US')} failed` : ''}`
     case 'waits': {
       const queued = f.queue ? `; ${formatMs(f.queue.msPerWait)} of each is spent queueing before the round trip (${formatMs(f.msPerTrip ?? 0)}) starts` : ''
-      const seq = f.sequential ? `; one after another${f.sequential.loop ? ` from ${f.sequential.loop.file}:${f.sequential.loop.line}` : ''}: batching would save ~${formatMs(f.sequential.savedMs)} a request` : ''
+      const seq = f.sequential ? `; one after another${f.sequential.loop ? ` from ${placeText(f.sequential.loop.file, f.sequential.loop.line)}` : ''}: batching would save ~${formatMs(f.sequential.savedMs)} a request` : ''
       const at = f.resource.target && !f.resource.name.includes(f.resource.target) ? ` at ${f.resource.target}` : ''
       const gate = f.behind ? ': a limit of the app\'s own on how many requests go on at once (no connection pool was full)' : ''
       const backend = f.backend ? `; ${formatMs(f.backend.queuedMs)} of each round trip queued behind other operations at ${f.resource.target || 'the backend'}, ${formatMs(f.backend.serviceMs)} its own` : ''

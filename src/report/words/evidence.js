@@ -1,4 +1,4 @@
-import { formatBytes, formatMs, formatPercent } from '../format.js'
+import { placeText, formatBytes, formatMs, formatPercent } from '../format.js'
 import { waitCounts, whereWaited } from './waits.js'
 
 /** @typedef {import('../../analysis/evidence.js').Evidence} Evidence */
@@ -55,19 +55,19 @@ const WORDS = {
   },
   'listener-growth': {
     label: (f) => `'${f.event}' listeners on ${f.emitter}`,
-    verdict: { leak: (f) => f.site ? `leak: added at ${f.site.file}:${f.site.line}` : 'leak' }
+    verdict: { leak: (f) => f.site ? `leak: added at ${placeText(f.site.file, f.site.line)}` : 'leak' }
   },
   'outgoing-wait': {
     label: (f) => `waiting on ${f.target}`,
-    verdict: { waiting: (f) => `${f.calls.toLocaleString('en-US')} calls of ${formatMs(f.meanMs)}${f.site ? `, made at ${f.site.file}:${f.site.line}` : ''}` }
+    verdict: { waiting: (f) => `${f.calls.toLocaleString('en-US')} calls of ${formatMs(f.meanMs)}${f.site ? `, made at ${placeText(f.site.file, f.site.line)}` : ''}` }
   },
   wait: {
     label: (f) => `waiting ${whereWaited(f)}`,
     verdict: { waiting: (f) => `${f.resource.name}: ${waitCounts(f)}` }
   },
   'sequential-waits': {
-    label: (f) => `waits one after another at ${f.site.file}:${f.site.line}`,
-    verdict: { 'n-plus-one': (f) => `N+1${f.loop ? ` from ${f.loop.file}:${f.loop.line}` : ''}: one batched call would save ~${formatMs(f.savedMs)} a request` }
+    label: (f) => `waits one after another at ${placeText(f.site.file, f.site.line)}`,
+    verdict: { 'n-plus-one': (f) => `N+1${f.loop ? ` from ${placeText(f.loop.file, f.loop.line)}` : ''}: one batched call would save ~${formatMs(f.savedMs)} a request` }
   },
   'pool-queue': {
     label: (f) => `queueing for a connection to ${f.endpoint}`,

@@ -1,4 +1,4 @@
-import { formatMs, formatPercent } from '../format.js'
+import { placeText, formatMs, formatPercent } from '../format.js'
 
 /** @typedef {import('../../analysis/wait-line.js').WaitLine} WaitLine */
 
@@ -21,7 +21,7 @@ export function waitCounts (w) {
  */
 export function topWaitSentence (w) {
   const queued = w.queue && w.pool
-    ? `, ${formatPercent(w.queue.share, 0)} of it queueing for one of the ${w.pool.connections} connections ${w.pool.site ? `of the pool created at ${w.pool.site.file}:${w.pool.site.line}` : `to ${w.pool.endpoint}`}`
+    ? `, ${formatPercent(w.queue.share, 0)} of it queueing for one of the ${w.pool.connections} connections ${w.pool.site ? `of the pool created at ${placeText(w.pool.site.file, w.pool.site.line)}` : `to ${w.pool.endpoint}`}`
     : ''
   return ` Most of it (${formatPercent(w.share, 0)}) is spent ${whereWaited(w)} waiting on ${w.resource.name} (${waitCounts(w)})${queued}.`
 }
@@ -34,7 +34,7 @@ export function topWaitSentence (w) {
 export function whereWaited (w) {
   const via = w.via
   if (w.lines) return `at ${w.site.file}:${lineRanges(w.lines)}`
-  if (via === null || via === undefined || !via.outsideApp) return `at ${w.site.file}:${w.site.line}`
+  if (via === null || via === undefined || !via.outsideApp) return `at ${placeText(w.site.file, w.site.line)}`
   const first = via.chain[0]
   const placed = via.used ? `put on the request's path at ${via.used.file}:${via.used.line}` : via.created ? `its ${via.created.class} created at ${via.created.file}:${via.created.line}` : null
   return `in ${first.name} (${first.function}${placed ? `, ${placed}` : ''})`

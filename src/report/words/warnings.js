@@ -17,6 +17,9 @@ const WHAT = {
  */
 export function wordWarning (w) {
   const cost = costText(w.loss)
+  if (w.kind === 'sourceMap') {
+    return { ...w, cost, message: sourceMapMessage(w.file, w.problem, w.loss.kind === 'source-lines' ? w.loss : { lost: false, map: null }) }
+  }
   const who = `pid ${w.pid}${w.threadId ? ` thread ${w.threadId}` : ''}`
   const state = w.notTaken
     ? `were not taken: the phase after the load window stopped short (${w.problem})`
@@ -38,6 +41,32 @@ export function wordWarning (w) {
 }
 
 /**
+ * A script whose lines no source map could place, in one sentence: `hotpath flame` and `hotpath heap` say it too.
+ * @param {string} file the script
+ * @param {string} reason `no source map`, `unreadable (ENOENT)`…
+ * @param {{ lost: boolean, map: string | null }} how lost: a loader compiled it in memory (no line is shown)
+ * @returns {string}
+ */
+export function sourceMapMessage (file, reason, { lost, map }) {
+  const which = map === null ? reason : `${reason}: ${map}`
+  return lost
+    ? `${file} ran as code a loader compiled in memory, with ${reason === 'no source map' ? 'no source map' : `a source map that could not be read (${which})`}: its lines are not shown, since the compiled code's are no line of the file (have the loader write inline source maps).`
+    : `The source map of ${file} could not be read (${which}): its lines are those of the compiled file.`
+}
+
+/**
+ * What a command that names files and lines says of the scripts among them whose source map is missing or unreadable.
+ * @param {import('../../profile/source-maps.js').SourceMapper | null | undefined} mapper the one the lines came through
+ * @param {Iterable<string | null | undefined>} files the files it names (absolute paths)
+ * @returns {string[]}
+ */
+export function sourceMapMessages (mapper, files) {
+  if (!mapper || mapper.problems.size === 0) return []
+  const named = new Set(files)
+  return [...mapper.problems.values()].filter(p => named.has(p.file)).map(p => sourceMapMessage(p.file, p.reason, p))
+}
+
+/**
  * @param {import('../../analysis/run-warnings.js').Loss} l
  * @returns {string}
  */
@@ -54,6 +83,7 @@ function costText (l) {
     case 'retained-culprits': return 'no culprits of what stays alive from it'
     case 'leak-culprits-allocated': return 'the leak\'s culprits are what it allocated, not what stayed alive'
     case 'retainer-paths': return 'no culprit says what keeps the leak alive'
+    case 'source-lines': return l.lost ? 'its culprits have no line' : 'its culprits\' lines are the compiled file\'s'
     case 'none': return `none for this verdict (${l.category} does not blame ${l.blames})`
   }
 }

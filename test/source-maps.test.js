@@ -1,0 +1,132 @@
+// TypeScript as people run it — through tsx, @swc-node/register, Node's own type stripping, and as an esbuild bundle
+// with its map on disk — blamed at the lines of the .ts files, by doctor (where requests wait), flame (the CPU hog)
+// and heap (where the leak is allocated, what holds it). The loaders compile in memory: the code V8 runs is not the
+// file on disk, and under tsx it is one line. The same server for all: test/fixtures/servers/typescript.
+import { after, before, describe, test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { build } from 'esbuild'
+import { hotpath, ROOT } from './helpers/cli.js'
+
+const DIR = join(ROOT, 'test/fixtures/servers/typescript')
+const SERVER = join(DIR, 'server.ts')
+const WORK = join(DIR, 'work.ts')
+const [major, minor] = process.versions.node.split('.').map(Number)
+/** Node strips types itself from 22.6 on (behind a flag until 22.18). */
+const STRIPS = major > 22 || (major === 22 && minor >= 6)
+
+/** @type {string[]} */
+const dirs = []
+let scratch = ''
+before(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'hotpath-ts-'))
+  dirs.push(scratch)
+})
+after(() => Promise.all(dirs.map(d => rm(d, { recursive: true, force: true }))))
+
+/**
+ * The 1-based line of the first line of a file that contains `text`.
+ * @param {string} file
+ * @param {string} text
+ */
+async function lineOf (file, text) {
+  const lines = (await readFile(file, 'utf8')).split('\n')
+  const i = lines.findIndex(l => l.includes(text))
+  assert.ok(i !== -1, `${file} contains ${text}`)
+  return i + 1
+}
+
+/**
+ * @typedef {object} Loader
+ * @property {string} name
+ * @property {() => Promise<string[]>} command the command that runs the server
+ * @property {Record<string, string>} [env]
+ * @property {boolean} [oneLine] it compiles a file to one line: a function's own lines cannot be told apart, and
+ *   its culprit line is its first
+ */
+
+/** @type {Loader[]} */
+const LOADERS = [
+  { name: 'tsx', command: async () => [process.execPath, '--import', 'tsx', SERVER], oneLine: true },
+  {
+    name: '@swc-node/register',
+    command: async () => [process.execPath, '--import', '@swc-node/register/esm-register', SERVER],
+    // Its maps follow the project's tsconfig (`sourceMap`): the fixture's asks for them.
+    env: { SWC_NODE_PROJECT: join(DIR, 'tsconfig.json') }
+  },
+  ...(STRIPS ? [{ name: 'Node\'s type stripping', command: async () => [process.execPath, '--experimental-strip-types', '--disable-warning=ExperimentalWarning', SERVER] }] : []),
+  {
+    name: 'an esbuild bundle with its map',
+    command: async () => {
+      const outfile = join(scratch, 'bundle', 'server.mjs')
+      await build({ entryPoints: [SERVER], bundle: true, platform: 'node', format: 'esm', sourcemap: true, outfile, logLevel: 'silent' })
+      return [process.execPath, outfile]
+    }
+  }
+]
+
+for (const loader of LOADERS) {
+  describe(`TypeScript through ${loader.name}`, () => {
+    /** @type {string[]} */
+    let command = []
+    before(async () => { command = await loader.command() })
+
+    test('doctor blames the line requests wait at, in the .ts file', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'hotpath-ts-doctor-'))
+      dirs.push(dir)
+      const json = join(dir, 'diagnosis.json')
+      const r = await hotpath(['doctor', '-d', '2', '-c', '4', '--path', '/wait', '--no-progress', '--no-experiments', '--save', join(dir, 'run'), '--json', json, '--', ...command], { env: loader.env, timeout: 90000 })
+      assert.equal(r.code, 0, `${r.stderr}\n${r.stdout}`)
+      const d = JSON.parse(await readFile(json, 'utf8'))
+      assert.equal(d.category, 'io', d.summary)
+      const wait = d.culprits.find((/** @type {any} */ c) => c.measure === 'waits')
+      assert.ok(wait, JSON.stringify(d.culprits))
+      assert.equal(wait.file, 'test/fixtures/servers/typescript/work.ts')
+      assert.equal(wait.line, await lineOf(WORK, 'setTimeout(resolve, ms)'))
+      assert.deepEqual(d.warnings, [])
+      // Analysed again from the run directory alone, it says the same.
+      const again = await hotpath(['doctor', '--analyse', join(dir, 'run'), '--json', '-'])
+      const a = JSON.parse(again.stdout)
+      assert.deepEqual(a.culprits.map((/** @type {any} */ c) => `${c.file}:${c.line}`), d.culprits.map((/** @type {any} */ c) => `${c.file}:${c.line}`))
+    })
+
+    test('flame blames the CPU hog at its line, and draws the .ts files\' functions', async () => {
+      const output = join(await mkdtemp(join(tmpdir(), 'hotpath-ts-flame-')), 'flame')
+      dirs.push(join(output, '..'))
+      const r = await hotpath(['flame', '-d', '2', '-c', '4', '--path', '/hog', '--no-progress', '-o', output, '--json', '--', ...command], { env: loader.env, timeout: 90000 })
+      assert.equal(r.code, 0, r.stderr)
+      const f = JSON.parse(r.stdout)
+      const hog = f.culprits.find((/** @type {any} */ c) => c.function === 'checksum')
+      assert.ok(hog, JSON.stringify(f.culprits))
+      assert.equal(hog.file, WORK)
+      const first = await lineOf(WORK, 'export function checksum')
+      assert.equal(hog.functionLine, first)
+      assert.equal(hog.line, loader.oneLine ? first : await lineOf(WORK, 'i < text.length'))
+      assert.deepEqual(f.warnings, [])
+      // The collapsed stacks name the functions at their lines in the sources, the handler's too.
+      const collapsed = await readFile(`${output}.txt`, 'utf8')
+      assert.match(collapsed, new RegExp(`;checksum \\(${WORK.replace(/[/.]/g, '\\$&')}:${first}\\)`))
+      assert.match(collapsed, new RegExp(`;handle \\(${SERVER.replace(/[/.]/g, '\\$&')}:${await lineOf(SERVER, 'async function handle')}\\)`))
+    })
+
+    test('heap finds the leak allocated and held at the .ts lines', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'hotpath-ts-heap-'))
+      dirs.push(dir)
+      const json = join(dir, 'heap.json')
+      const r = await hotpath(['heap', '-a', '800', '-c', '4', '--path', '/leak', '--save', join(dir, 'run'), '--json', json, '--', ...command], { env: loader.env, timeout: 120000 })
+      assert.equal(r.code, 0, r.stderr)
+      const h = JSON.parse(await readFile(json, 'utf8'))
+      const [site] = h.allocations.sites
+      assert.equal(site.file, SERVER, JSON.stringify(h.allocations.sites))
+      assert.equal(site.line, await lineOf(SERVER, 'new Entry('))
+      const entries = h.culprits.find((/** @type {any} */ c) => c.constructor === 'Entry')
+      assert.ok(entries, JSON.stringify(h.culprits.map((/** @type {any} */ c) => c.constructor)))
+      const held = entries.retainers.find((/** @type {any} */ s) => s.name === 'history')
+      assert.ok(held, JSON.stringify(entries.retainers))
+      assert.deepEqual([held.file, held.line], [SERVER, await lineOf(SERVER, 'const history')])
+      assert.deepEqual(h.warnings, [])
+    })
+  })
+}
