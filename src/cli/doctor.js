@@ -42,6 +42,7 @@ export const spec = {
   details: 'Examples:\n' +
     '  hotpath doctor -- node server.js\n' +
     '  hotpath doctor -c 50 -d 20 --path /api/items --json diagnosis.json -- npm start\n' +
+    '  hotpath doctor -- node --import tsx server.ts   # TypeScript: lines of the .ts files (docs/source-maps.md)\n' +
     '  hotpath doctor --on-port \'hotpath load -R 500 -d 30 http://127.0.0.1:$PORT/\' -- node server.js\n' +
     '  hotpath doctor --attach 4242       # a server already running, started without hotpath (Linux)\n' +
     'The rules behind each verdict: docs/diagnosis.md'

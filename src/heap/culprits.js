@@ -166,9 +166,9 @@ function retainer (graph, places, step, contexts) {
   if (step.kind === 'context') {
     const place = places.ofContext(step.from, contexts)
     if (place) {
-      const declared = places.declaration(place.file, step.name, place.line)
+      const declared = places.declared(place, step.name)
       // A module's top-level functions run in its scope; a nested function's scope is its outer function's.
-      return { name: step.name, kind: 'context', holder: `scope around ${place.function}()`, file: place.file, line: declared ?? place.line }
+      return { name: step.name, kind: 'context', holder: `scope around ${place.function}()`, file: declared?.file ?? place.file, line: declared?.line ?? place.line }
     }
     return { name: step.name, kind: 'context', holder: 'scope', file: null, line: null }
   }

@@ -16,6 +16,8 @@ import { SourceCache } from '../profile/sources.js'
  *   when a source map placed it
  * @property {number} line 1-based; 0 when unknown (compiled in memory, with no map)
  * @property {number} column 1-based
+ * @property {true} [unmapped] in a script with a source map, at a position the map does not cover: still a place in
+ *   the code that ran
  */
 
 export class Places {
@@ -25,6 +27,7 @@ export class Places {
    */
   constructor (graph, scripts = new SourceCache()) {
     this.graph = graph
+    this.scripts = scripts
     this.mapper = scripts.mapper()
     /** @type {Map<number, number>} node index → index in `locations` */
     this.locationOf = new Map()
@@ -68,7 +71,8 @@ export class Places {
     if (original !== null) {
       return { function: original.name && place.function !== '(anonymous)' ? original.name : place.function, file: original.file, line: original.line, column: original.column + 1 }
     }
-    return this.mapper.lost(path) ? { ...place, line: 0, column: 0 } : place
+    if (this.mapper.lost(path)) return { ...place, line: 0, column: 0 }
+    return this.mapper.mapOf(path) === null ? place : { ...place, unmapped: true }
   }
 
   /**
@@ -120,6 +124,28 @@ export class Places {
   }
 
   /**
+   * Where `name` is declared for code at `place` (const/let/var/function/class): in the place's file, near its line.
+   * A place a map could not place (a bundle's module wrapper is mapped to nothing) is looked for in the code that ran,
+   * and what is found there mapped: the declaration is a line of the source.
+   * @param {Place} place
+   * @param {string} name
+   * @returns {{ file: string, line: number } | null}
+   */
+  declared (place, name) {
+    const path = pathOf(place.file)
+    if (place.unmapped && this.mapper !== null && path !== null) {
+      const text = this.scripts.read(path)
+      const line = text === null ? null : declarationIn(text.split('\n'), name, place.line)
+      if (line === null || text === null) return null
+      const column = text.split('\n')[line - 1].search(new RegExp(`\\b${name.replace(/\$/g, '\\$')}\\b`))
+      const original = this.mapper.original(path, line, Math.max(0, column))
+      return original === null ? { file: place.file, line } : { file: original.file, line: original.line }
+    }
+    const line = this.declaration(place.file, name, place.line)
+    return line === null ? null : { file: place.file, line }
+  }
+
+  /**
    * The line that declares `name` in `file` (const/let/var/function/class), when the file can be read; else null.
    * @param {string} file
    * @param {string} name
@@ -127,13 +153,7 @@ export class Places {
    */
   declaration (file, name, near = Infinity) {
     const lines = this.source(file)
-    if (lines === null || !/^[\p{L}_$][\p{L}\p{N}_$]*$/u.test(name)) return null
-    const declares = new RegExp(`\\b(?:const|let|var|function\\*?|class)\\s+(?:[^=;]*[{,]\\s*)?${name.replace(/\$/g, '\\$')}\\b`)
-    let best = null
-    for (let i = 0; i < lines.length; i++) {
-      if (declares.test(lines[i]) && (best === null || i + 1 <= near)) best = i + 1
-    }
-    return best
+    return lines === null ? null : declarationIn(lines, name, near)
   }
 
   /**
@@ -162,5 +182,34 @@ export class Places {
       this.sources.set(file, lines)
     }
     return /** @type {string[] | null} */ (this.sources.get(file))
+  }
+}
+
+/**
+ * @param {string[]} lines
+ * @param {string} name
+ * @param {number} near prefer the declaration closest before this line
+ * @returns {number | null}
+ */
+function declarationIn (lines, name, near) {
+  if (!/^[\p{L}_$][\p{L}\p{N}_$]*$/u.test(name)) return null
+  const declares = new RegExp(`\\b(?:const|let|var|function\\*?|class)\\s+(?:[^=;]*[{,]\\s*)?${name.replace(/\$/g, '\\$')}\\b`)
+  let best = null
+  for (let i = 0; i < lines.length; i++) {
+    if (declares.test(lines[i]) && (best === null || i + 1 <= near)) best = i + 1
+  }
+  return best
+}
+
+/**
+ * @param {string} file a path or a file:// URL
+ * @returns {string | null}
+ */
+function pathOf (file) {
+  try {
+    const path = file.startsWith('file://') ? fileURLToPath(file) : file
+    return path.startsWith('/') ? path : null
+  } catch {
+    return null
   }
 }
