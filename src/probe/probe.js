@@ -518,7 +518,7 @@ export class Probe {
   recordScripts () {
     this.scriptsRecorded = true
     const scripts = this.scripts.record(this.options.runDir)
-    if (scripts.length > 0) this.log.write({ type: 'scripts', time: Date.now(), scripts })
+    if (scripts.length > 0) this.log.write({ type: 'scripts', time: Date.now(), ms: Math.round(this.scripts.ms * 10) / 10, scripts })
   }
 
   /** Last words: called on exit (and on SIGINT/SIGTERM before the default action). Synchronous. */

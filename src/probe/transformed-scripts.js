@@ -33,6 +33,8 @@ const OWN = fileURLToPath(new URL('../', import.meta.url))
 export class TransformedScripts {
   /** @type {Set<string>} scripts already looked at, by URL and hash: each is read once */
   seen = new Set()
+  /** ms the last record() took */
+  ms = 0
 
   /**
    * Copies the scripts that ran as something else than their file holds, once each. Never throws.
@@ -40,6 +42,7 @@ export class TransformedScripts {
    * @returns {RecordedScript[]} those copied by this call
    */
   record (runDir) {
+    const started = performance.now()
     /** @type {RecordedScript[]} */
     const out = []
     /** @type {Session | null} */
@@ -62,6 +65,7 @@ export class TransformedScripts {
     } finally {
       try { session?.disconnect() } catch {}
     }
+    this.ms = performance.now() - started
     return out
   }
 
