@@ -4,7 +4,7 @@
 // file on disk, and under tsx it is one line. The same server for all: test/fixtures/servers/typescript.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -133,3 +133,59 @@ for (const loader of LOADERS) {
     })
   })
 }
+
+// A loader that compiles without writing a map leaves code whose lines are no line of the file: none is shown, and
+// the warnings say which file, once.
+test('without a source map, a compiled-in-memory file gets no line and a warning, not the compiled line', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-ts-nomap-'))
+  dirs.push(dir)
+  const json = join(dir, 'diagnosis.json')
+  const r = await hotpath(['doctor', '-d', '2', '-c', '4', '--path', '/wait', '--no-progress', '--no-experiments', '--save', join(dir, 'run'), '--json', json, '--', process.execPath, '--import', '@swc-node/register/esm-register', SERVER], { env: { SWC_NODE_PROJECT: join(DIR, 'tsconfig.json'), SWC_NODE_SOURCE_MAP_MODE: 'none' }, timeout: 90000 })
+  assert.equal(r.code, 0, `${r.stderr}\n${r.stdout}`)
+  const d = JSON.parse(await readFile(json, 'utf8'))
+  const wait = d.culprits.find((/** @type {any} */ c) => c.measure === 'waits')
+  assert.ok(wait, JSON.stringify(d.culprits))
+  assert.deepEqual([wait.file, wait.line], ['test/fixtures/servers/typescript/work.ts', 0])
+  const warning = d.warnings.find((/** @type {any} */ w) => w.file === WORK)
+  assert.ok(warning, JSON.stringify(d.warnings))
+  assert.deepEqual([warning.kind, warning.affects, warning.loss], ['sourceMap', 'nothing', { kind: 'source-lines', lost: true, map: null }])
+  assert.equal(d.warnings.filter((/** @type {any} */ w) => w.file === WORK).length, 1, 'said once')
+  assert.match(r.stdout, /! test\/fixtures\/servers\/typescript\/work\.ts ran as code a loader compiled in memory, with no source map/)
+  assert.doesNotMatch(r.stdout, /work\.ts:\d/)
+})
+
+// A bundle whose map is gone is shown at its own lines, which are true lines of the file named, with a warning.
+test('a bundle whose map is missing is blamed at its own lines, with a warning naming both', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-ts-lostmap-'))
+  dirs.push(dir)
+  const entry = join(dir, 'busy.ts')
+  await writeFile(entry, [
+    'function spin (n: number): number {',
+    '  let s = 0',
+    '  for (let i = 0; i < n; i++) s = (s * 31 + i) | 0',
+    '  return s',
+    '}',
+    'const end = Date.now() + 500',
+    'let t = 0',
+    'while (Date.now() < end) t += spin(200000)',
+    'console.log(t !== 0)',
+    ''
+  ].join('\n'))
+  const bundle = join(dir, 'busy.mjs')
+  await build({ entryPoints: [entry], bundle: true, platform: 'node', format: 'esm', sourcemap: true, outfile: bundle, logLevel: 'silent' })
+  await rm(`${bundle}.map`)
+  const { spawnSync } = await import('node:child_process')
+  const ran = spawnSync(process.execPath, ['--cpu-prof', '--cpu-prof-dir', join(dir, 'prof'), '--cpu-prof-interval', '200', bundle], { encoding: 'utf8' })
+  assert.equal(ran.status, 0, ran.stderr)
+  const [profile] = await readdir(join(dir, 'prof'))
+  const r = await hotpath(['flame', '--from', join(dir, 'prof', profile), '-o', join(dir, 'flame'), '--json'])
+  assert.equal(r.code, 0, r.stderr)
+  const f = JSON.parse(r.stdout)
+  const spin = f.culprits.find((/** @type {any} */ c) => c.function === 'spin')
+  assert.ok(spin, JSON.stringify(f.culprits))
+  assert.equal(spin.file, bundle)
+  assert.equal(spin.line, await lineOf(bundle, 'i < n; i++'))
+  assert.equal(f.warnings.length, 1, JSON.stringify(f.warnings))
+  assert.match(f.warnings[0], new RegExp(`The source map of ${bundle.replace(/[/.]/g, '\\$&')} could not be read \\(unreadable \\(ENOENT\\): ${bundle.replace(/[/.]/g, '\\$&')}\\.map\\)`))
+  assert.match(r.stderr, /hotpath flame: The source map of .*busy\.mjs could not be read/)
+})
