@@ -53,7 +53,8 @@ export function runWarnings (data, category) {
 }
 
 /**
- * The scripts of the culprits whose source map is missing or unreadable, once each: their lines are not the source's.
+ * The app's scripts among the culprits whose source map is missing or unreadable, once each: their lines are not the
+ * source's.
  * @param {import('./run-data.js').RunData} data
  * @param {{ file: string }[]} culprits as the diagnosis names them (paths relative to the target's directory)
  * @returns {RunWarning[]}
@@ -66,7 +67,8 @@ export function sourceMapWarnings (data, culprits) {
   /** @type {RunWarning[]} */
   const out = []
   for (const p of problems.values()) {
-    if (!named.has(p.file)) continue
+    // A package's own compiled lines are what its files hold: only the app's files are worth a warning.
+    if (!named.has(p.file) || p.file.includes('/node_modules/')) continue
     out.push({ file: p.file, kind: 'sourceMap', pid: 0, threadId: 0, problem: p.reason, notTaken: false, notWritten: false, affects: 'nothing', loss: { kind: 'source-lines', lost: p.lost, map: p.map } })
   }
   return out

@@ -90,7 +90,7 @@ export async function run (args, io) {
   if (live && live.otherPorts.length > 0) io.stderr.write(`hotpath flame: the load went to port ${live.port} only:${otherPortsSentence(live.otherPorts)}\n`)
   // A culprit whose script's map is missing or unreadable: its line is not the source's, and that is said.
   const mapper = /** @type {any} */ (result.model)[SOURCES]?.mapper
-  const warnings = sourceMapMessages(mapper, result.culprits.slice(0, Math.max(top, 1)).map(c => c.file))
+  const warnings = sourceMapMessages(mapper, result.culprits.slice(0, Math.max(top, 1)).map(c => c.file), process.cwd())
   for (const w of warnings) io.stderr.write(`hotpath flame: ${w}\n`)
   report(result, { json: values.json === true, top, outcome, warnings }, io)
   return outcomeExit(outcome)

@@ -123,7 +123,7 @@ function mapWarnings (report, sources) {
   const alloc = report.allocations
   const files = [...report.culprits, ...report.others].flatMap(c => [c.file, ...c.retainers.map(r => r.file)])
   if (alloc && 'sites' in alloc) files.push(...alloc.sites.map(s => s.file))
-  return sourceMapMessages(sources.mapper(), files.map(f => f?.startsWith('file://') ? fileURLToPath(f) : f))
+  return sourceMapMessages(sources.mapper(), files.map(f => f?.startsWith('file://') ? fileURLToPath(f) : f), process.cwd())
 }
 
 /**

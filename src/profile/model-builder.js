@@ -63,7 +63,7 @@ export class ModelBuilder {
       line = original.line
       column = original.column + 1
       if (original.name && name !== '') name = original.name
-    } else if (this.mapper && file.startsWith('/') && line > 0 && this.mapper.lost(file)) {
+    } else if (this.mapper && file.startsWith('/') && line > 0 && (this.mapper.checkFits(file, line, cf.columnNumber), this.mapper.lost(file))) {
       // Compiled in memory, with no map: the position is in code nobody can open, and no line of the file's.
       generated = { file, line, column: cf.columnNumber }
       line = 0
@@ -206,6 +206,20 @@ export class ModelBuilder {
       nodes[nodes[i].parent].total += nodes[i].total
     }
     nodes[0].total += nodes[0].self
+    // A TypeScript file a later frame proved was not what ran (see SourceMapper.checkFits): its earlier frames' lines,
+    // labels and per-line values were read against the wrong text.
+    if (this.mapper && this.mapper.misfits.size > 0) {
+      for (const frame of frames) {
+        if (frame.generated || !this.mapper.misfits.has(frame.file)) continue
+        frame.generated = { file: frame.file, line: frame.line, column: frame.column - 1 }
+        frame.line = 0
+        frame.column = 0
+        delete frame.label
+      }
+      for (const node of this.lineValues.keys()) {
+        if (this.mapper.misfits.has(frames[node.frame].file)) this.lineValues.delete(node)
+      }
+    }
     /** @type {Map<number, Map<number, number>>} */
     const frameLines = new Map()
     for (const [node, values] of this.lineValues) {

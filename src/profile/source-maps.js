@@ -6,6 +6,11 @@ import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { AnyMap, GREATEST_LOWER_BOUND, LEAST_UPPER_BOUND, decodedMappings, originalPositionFor } from '@jridgewell/trace-mapping'
 
+/** Files Node runs only compiled (or, stripping types, blanked in place). */
+const TYPESCRIPT = /\.[cm]?tsx?$/
+/** The reason a file's positions are said lost when they are not in it at all: the code that ran was not recorded. */
+export const NOT_RECORDED = 'the compiled code was not recorded'
+
 const MAPPING_URL = /\/[/*][#@]\s*sourceMappingURL=([^\s'"*]+)\s*(?:\*\/\s*)?$/
 
 /**
@@ -34,6 +39,35 @@ export class SourceMapper {
     this.maps = new Map()
     /** @type {Map<string, SourceMapProblem>} */
     this.problems = new Map()
+    /** @type {Set<string>} TypeScript files a position was found outside of: what ran was compiled, and is not here */
+    this.misfits = new Set()
+  }
+
+  /**
+   * Checks a position of a TypeScript file that has neither a map nor a copy of what ran: a position outside the file
+   * (a profile taken under tsx, read without the run that copied tsx's output) proves that what ran was compiled code,
+   * whose lines are no lines of the file. Node's type stripping keeps every position, and passes.
+   * @param {string} file
+   * @param {number} line 1-based
+   * @param {number} column 0-based
+   */
+  checkFits (file, line, column) {
+    if (!TYPESCRIPT.test(file) || this.misfits.has(file) || this.sources.transformed(file) || this.mapOf(file) !== null) return
+    const text = this.sources.read(file)
+    if (text === null) return
+    let start = 0
+    for (let l = 1; l < line; l++) {
+      const nl = text.indexOf('\n', start)
+      if (nl === -1) {
+        start = -1
+        break
+      }
+      start = nl + 1
+    }
+    const end = start === -1 ? -1 : text.indexOf('\n', start)
+    if (start !== -1 && column <= (end === -1 ? text.length : end) - start) return
+    this.misfits.add(file)
+    this.problems.set(file, { file, map: null, reason: NOT_RECORDED, lost: true })
   }
 
   /**
@@ -115,6 +149,7 @@ export class SourceMapper {
    * @param {string} file
    */
   lost (file) {
+    if (this.misfits.has(file)) return true
     return this.sources.transformed(file) && this.mapOf(file) === null && !this.sources.samePositions(file)
   }
 

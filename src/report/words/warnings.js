@@ -1,3 +1,6 @@
+import { relative } from 'node:path'
+import { NOT_RECORDED } from '../../profile/source-maps.js'
+
 /** @typedef {import('../../analysis/run-warnings.js').RunWarning} RunWarning */
 /** @typedef {RunWarning & { cost: string, message: string }} WordedWarning */
 
@@ -49,21 +52,33 @@ export function wordWarning (w) {
  */
 export function sourceMapMessage (file, reason, { lost, map }) {
   const which = map === null ? reason : `${reason}: ${map}`
+  if (reason === NOT_RECORDED) {
+    return `${file} ran as code a loader compiled in memory, which this profile does not hold (its positions are not in the file): its lines are not shown; record with hotpath flame -- <command>, which keeps that code.`
+  }
   return lost
     ? `${file} ran as code a loader compiled in memory, with ${reason === 'no source map' ? 'no source map' : `a source map that could not be read (${which})`}: its lines are not shown, since the compiled code's are no line of the file (have the loader write inline source maps).`
     : `The source map of ${file} could not be read (${which}): its lines are those of the compiled file.`
 }
 
 /**
- * What a command that names files and lines says of the scripts among them whose source map is missing or unreadable.
+ * What a command that names files and lines says of the app's scripts among them whose source map is missing or
+ * unreadable.
  * @param {import('../../profile/source-maps.js').SourceMapper | null | undefined} mapper the one the lines came through
  * @param {Iterable<string | null | undefined>} files the files it names (absolute paths)
+ * @param {string} [cwd] files under it are named relative to it
  * @returns {string[]}
  */
-export function sourceMapMessages (mapper, files) {
+export function sourceMapMessages (mapper, files, cwd) {
   if (!mapper || mapper.problems.size === 0) return []
   const named = new Set(files)
-  return [...mapper.problems.values()].filter(p => named.has(p.file)).map(p => sourceMapMessage(p.file, p.reason, p))
+  // A package's own compiled lines are what its files hold: only the app's files are worth the words.
+  const shown = (/** @type {string} */ f) => {
+    const rel = cwd === undefined ? f : relative(cwd, f)
+    return rel === '' || rel.startsWith('..') ? f : rel
+  }
+  return [...mapper.problems.values()]
+    .filter(p => named.has(p.file) && !p.file.includes('/node_modules/'))
+    .map(p => sourceMapMessage(shown(p.file), p.reason, { lost: p.lost, map: p.map === null ? null : shown(p.map) }))
 }
 
 /**
