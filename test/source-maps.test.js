@@ -189,3 +189,36 @@ test('a bundle whose map is missing is blamed at its own lines, with a warning n
   assert.match(f.warnings[0], new RegExp(`The source map of ${bundle.replace(/[/.]/g, '\\$&')} could not be read \\(unreadable \\(ENOENT\\): ${bundle.replace(/[/.]/g, '\\$&')}\\.map\\)`))
   assert.match(r.stderr, /hotpath flame: The source map of .*busy\.mjs could not be read/)
 })
+
+// A profile taken under tsx and read on its own has no copy of what tsx compiled: its positions are not the file's.
+test('flame --from a profile taken under tsx: the .ts file gets no line, and a warning says how to get them', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-ts-from-'))
+  dirs.push(dir)
+  const script = join(dir, 'busy.ts')
+  await writeFile(script, [
+    'interface Options { n: number }',
+    'function spin (o: Options): number {',
+    '  let s = 0',
+    '  for (let i = 0; i < o.n; i++) s = (s * 31 + i) | 0',
+    '  return s',
+    '}',
+    'const end = Date.now() + 500',
+    'let t = 0',
+    'while (Date.now() < end) t += spin({ n: 200000 })',
+    'console.log(t !== 0)',
+    ''
+  ].join('\n'))
+  const { spawnSync } = await import('node:child_process')
+  const ran = spawnSync(process.execPath, ['--import', 'tsx', '--cpu-prof', '--cpu-prof-dir', join(dir, 'prof'), script], { cwd: ROOT, encoding: 'utf8' })
+  assert.equal(ran.status, 0, ran.stderr)
+  // tsx's own thread writes a profile too: the main thread's is the first.
+  const profile = (await readdir(join(dir, 'prof'))).find(f => /\.0\.\d+\.cpuprofile$/.test(f))
+  assert.ok(profile)
+  const r = await hotpath(['flame', '--from', join(dir, 'prof', profile), '-o', join(dir, 'flame'), '--json'], { cwd: dir })
+  assert.equal(r.code, 0, r.stderr)
+  const f = JSON.parse(r.stdout)
+  const spin = f.culprits.find((/** @type {any} */ c) => c.function === 'spin')
+  assert.ok(spin, JSON.stringify(f.culprits))
+  assert.deepEqual([spin.file, spin.line, spin.functionLine], [script, 0, 0])
+  assert.deepEqual(f.warnings, ['busy.ts ran as code a loader compiled in memory, which this profile does not hold (its positions are not in the file): its lines are not shown; record with hotpath flame -- <command>, which keeps that code.'])
+})
