@@ -35,7 +35,10 @@ import { waitCulprits } from './wait-culprits.js'
  *   | { kind: 'outgoing-calls', target: string, calls: number, meanMs: number, maxMs: number, failed: number }
  *   | ({ kind: 'waits' } & import('./wait-line.js').WaitLine)
  *   | ({ kind: 'creates-pool' } & import('./wait-line.js').WaitLine)
- *   | { kind: 'keeps', holding: string | null, holder: string, constructor: string, count: number, bytes: number, bytesPerRequest: number | null, path: string[], agentQueue?: AgentQueue | null }} CulpritFacts
+ *   | { kind: 'keeps', holding: string | null, holder: string, constructor: string, count: number, bytes: number, bytesPerRequest: number | null, path: string[], agentQueue?: AgentQueue | null }
+ *   | { kind: 'runs-middleware', packages: { name: string, function: string }[], share: number, of: number }} CulpritFacts
+ *   runs-middleware: much of the culprit's CPU went into code another package patched into what it called (a session
+ *   middleware's res.end), with the packages from that one down, its share of the profile and `of` the culprit's time
  */
 
 /**

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { buildProfile } from '../profile/model.js'
 import { findAllocationCulprits, findCulprits } from '../profile/culprits.js'
 import { displayPath } from './paths.js'
+import { dependenciesOf } from './wait-packages.js'
 import { readRunProfile, runSources } from './run-data.js'
 
 /** @typedef {import('./culprits.js').Culprit} Culprit */
@@ -122,8 +123,37 @@ function toCulprit (c, measure, cwd, threads) {
     threads,
     ...(Array.isArray(c.calls) && c.calls.length > 0
       ? { calls: c.calls.slice(0, 3).map((/** @type {any} */ k) => ({ function: String(k.function || '(anonymous)'), ...(typeof k.label === 'string' && k.label ? { label: k.label } : {}), file: displayPath(String(k.file ?? ''), cwd), line: Number(k.line) || 0, kind: k.kind, share: Number(k.share) || 0 })) }
-      : {})
+      : {}),
+    ...middlewareFacts(c)
   }
+}
+
+/** Part of a culprit's time that another package's code, run inside its call, must take for it to be told. */
+const MIDDLEWARE_SHARE = 0.25
+
+/**
+ * When much of a culprit's time went, through the package it called, into a package that one does not depend on —
+ * code another package patched into it (a session middleware wraps `res.end`: the route's `res.json()` then runs the
+ * store's touch): which package, on what way, and its share of the profile.
+ * @param {any} c a culprit from src/profile
+ * @returns {{ facts?: import('./culprits.js').CulpritFacts }}
+ */
+function middlewareFacts (c) {
+  if (!Array.isArray(c.through) || !(c.share > 0)) return {}
+  /** @type {Map<string, { packages: { name: string, function: string }[], share: number }>} */
+  const byEntry = new Map()
+  for (const t of c.through) {
+    const packages = /** @type {{ name: string, function: string, file: string }[]} */ (t.packages)
+    const k = packages.findIndex((p, i) => i > 0 && !packages.slice(0, i).some(q => dependenciesOf(q.file, q.name).has(p.name)))
+    if (k < 1) continue
+    const key = `${packages[k].name} ${packages[k].function}`
+    const entry = byEntry.get(key) ?? { packages: packages.slice(k).map(p => ({ name: p.name, function: p.function })), share: 0 }
+    entry.share += Number(t.share) || 0
+    byEntry.set(key, entry)
+  }
+  const [top] = [...byEntry.values()].sort((a, b) => b.share - a.share)
+  if (top === undefined || top.share < MIDDLEWARE_SHARE * c.share) return {}
+  return { facts: { kind: 'runs-middleware', packages: top.packages, share: top.share, of: top.share / c.share } }
 }
 
 /**

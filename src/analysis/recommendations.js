@@ -18,6 +18,8 @@ import { poolIsFull, queueIsMinor, waitLine } from './wait-line.js'
  *   | { kind: 'n-plus-one', wait: WaitLine }
  *   | { kind: 'parallel-round-trips', wait: WaitLine }
  *   | { kind: 'slow-wait', wait: WaitLine }
+ *   | { kind: 'middleware-wait', wait: WaitLine }
+ *   | { kind: 'middleware-cpu', culprit: CodeAt, packages: { name: string, function: string }[], share: number }
  *   | { kind: 'app-queue', wait: WaitLine }
  *   | { kind: 'slow-outgoing', target: string, share: number, meanMs: number, perRequest: number, site: { file: string, line: number } | null }
  *   | { kind: 'find-waits' }
@@ -65,10 +67,15 @@ export function recommend (category, s, culprits, run) {
   /** @type {Advice[]} */
   const out = []
   switch (category) {
-    case 'event-loop':
-      if (where) out.push({ kind: 'make-cheaper', culprit: where })
+    case 'event-loop': {
+      // A middleware's code run inside the route's call (its res.end wrapper) is the middleware's to trim, not the
+      // route's.
+      const patched = top?.facts?.kind === 'runs-middleware' ? top.facts : null
+      if (patched && where) out.push({ kind: 'middleware-cpu', culprit: where, packages: patched.packages, share: patched.share })
+      if (where && (!patched || patched.of < 0.5)) out.push({ kind: 'make-cheaper', culprit: where })
       out.push({ kind: 'move-cpu-work' }, { kind: 'profile', command: run.command.join(' ') })
       break
+    }
     case 'io':
       out.push(...ioAdvice(s))
       break
@@ -160,7 +167,7 @@ function waitAdvice (s) {
     if (pool) out.push({ kind: 'pool-too-small', wait })
     if (w.sequential) out.push({ kind: 'n-plus-one', wait })
     else if (w.parallel && w.perRequest >= THRESHOLDS.sequentialWaits) out.push({ kind: 'parallel-round-trips', wait })
-    else if (!pool) out.push({ kind: 'slow-wait', wait })
+    else if (!pool) out.push({ kind: wait.via?.outsideApp ? 'middleware-wait' : 'slow-wait', wait })
   }
   return out
 }

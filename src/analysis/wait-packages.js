@@ -15,6 +15,8 @@ import { displayPath } from './paths.js'
  * @property {boolean} outsideApp no frame of the app was on the wait's stack: the packages made it on their own
  * @property {string | null} dispatcher the framework that called the first package the app chose (Express, Fastify…),
  *   for a wait made with no frame of the app on its stack
+ * @property {number | null} patched for a wait at a line of the app: the index in `chain` of a package patched into
+ *   what the app called (none of the packages before it depends on it: a middleware's res.end wrapper), when one is
  * @property {{ name: string, function: string }[]} chain the packages from the one the app chose (a middleware, or the
  *   first one its own line called) down to the one that made the call
  * @property {{ class: string, file: string, line: number } | null} created where the app constructed an object of
@@ -32,7 +34,7 @@ const depsCache = new Map()
  * @param {string} name the package
  * @returns {Set<string>}
  */
-function dependenciesOf (file, name) {
+export function dependenciesOf (file, name) {
   const i = file.lastIndexOf(`/node_modules/${name}/`)
   if (i === -1) return new Set()
   const manifest = file.slice(0, i) + `/node_modules/${name}/package.json`
@@ -73,9 +75,13 @@ export function packagePath (site, context) {
     while (from < frames.length - 1 && frames.slice(0, from).some(f => dependenciesOf(f.file, f.name).has(frames[from].name))) from++
   }
   const chain = frames.slice(from)
+  // Below a line of the app, a package none of those before it depends on was patched into what the app called (a
+  // middleware's res.end wrapper): its work, not the call's.
+  const patched = own ? -1 : chain.findIndex((f, i) => i > 0 && !chain.slice(0, i).some(q => dependenciesOf(q.file, q.name).has(f.name)))
   return {
     outsideApp: own,
     dispatcher,
+    patched: patched > 0 ? patched : null,
     chain: chain.map(f => ({ name: f.name, function: f.function })),
     created: createdIn(chain, context),
     used: own ? usedIn(chain[0].name, context) : null

@@ -52,6 +52,9 @@ import { resolveOwners } from './culprits/resolve.js'
  * @property {CulpritCall[]} calls where its charged time goes, most first
  * @property {CulpritCaller[]} callers the nearest app functions that called it, most first: for a listener or a
  *   callback, the code that made it run (through `emit`, a framework, a timer)
+ * @property {{ packages: { name: string, function: string, file: string }[], share: number }[]} [through] where its charged time went
+ *   through two packages or more below it, the most first: the packages, outermost first, each by the function the
+ *   stack entered it by, and the share of the profile spent that way
  * @property {{ label: string, share: number }[]} [threads] for a model of several profiles (processes, threads): those
  *   its share comes from, each with its part of `share`, most first
  */
@@ -93,7 +96,37 @@ export function findCulprits (model, opts = {}) {
   const owners = chargeOwners(model, near, via, threadsOf(model), dispatchRedirect(model, ctx.called, ctx.fnOf, ctx.appSites))
   const resolved = resolveOwners(owners, ctx, model.total * minShare / 10)
   foldCallbacks(resolved, ctx, near[0])
-  return rankCulprits(resolved, ctx, near[0], via[0], { limit, minShare, callLimit })
+  const culprits = rankCulprits(resolved, ctx, near[0], via[0], { limit, minShare, callLimit })
+  addThrough(culprits, owners, model)
+  return culprits
+}
+
+/**
+ * The packages each culprit's time went through below its first call, the most first, when two or more: what a
+ * framework's call ran of other packages (a middleware patched into res.end, a store, an ORM).
+ * @param {Culprit[]} culprits
+ * @param {Map<number, import('./culprits/charge.js').Owner>} owners
+ * @param {import('./model.js').ProfileModel} model
+ */
+function addThrough (culprits, owners, model) {
+  /** @type {Map<string, Map<string, number>>} */
+  const byPlace = new Map()
+  for (const [f, o] of owners) {
+    if (!o.through || o.through.size === 0) continue
+    const frame = model.frames[f]
+    byPlace.set(`${frame.file}:${frame.line}:${frame.name}`, o.through)
+  }
+  for (const c of culprits) {
+    const through = byPlace.get(`${c.file}:${c.functionLine}:${c.function}`)
+    if (!through) continue
+    c.through = [...through].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([key, value]) => ({
+      packages: key.split('\u0001').map(p => {
+        const [name, fn, file] = p.split('\u0002')
+        return { name, function: fn, file }
+      }),
+      share: value / model.total
+    }))
+  }
 }
 
 /**

@@ -2,6 +2,7 @@
 // on it, past the frames of Node, of node_modules and of the client class that opened the socket.
 
 import { parseFrame, isInternal, stackText } from './stack.js'
+import { packageName } from '../package-name.js'
 
 /** @typedef {import('./wait-spans.js').Span} Span */
 /** @typedef {import('./waits.js').WaitSite} WaitSite */
@@ -79,17 +80,6 @@ export function packageSite (text) {
     callers: [],
     packages: chain
   }
-}
-
-/**
- * The package a file belongs to, from its path (the last node_modules folder in it); null for the app's own files.
- * @param {string} file
- */
-export function packageName (file) {
-  const i = file.lastIndexOf('/node_modules/')
-  if (i === -1) return null
-  const rest = file.slice(i + '/node_modules/'.length).split('/')
-  return rest[0].startsWith('@') && rest.length > 1 ? `${rest[0]}/${rest[1]}` : rest[0]
 }
 
 /**

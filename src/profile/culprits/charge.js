@@ -2,6 +2,7 @@
 // Node.js or in the engine goes to the nearest app function that called it; without an app frame on the stack, to the
 // nearest package frame, then the nearest Node.js frame. Engine-only stacks ((program), (garbage collector)) are
 // nobody's.
+import { packageName } from '../../package-name.js'
 
 const OWNER_KINDS = /** @type {const} */ (['app', 'dependency', 'node'])
 
@@ -14,6 +15,10 @@ const OWNER_KINDS = /** @type {const} */ (['app', 'dependency', 'node'])
  * @property {Map<number, number>} calls the owner's callee frame on the way → value
  * @property {Map<number, OwnerPath>} paths by the owner's node: what was charged to it on each stack it was on
  * @property {Map<number, number>} threads
+ * @property {Map<string, number>} [through] the packages the charged time went through below the owner, outermost first,
+ *   each by the function the stack entered it by (`express json\u0001express-session end\u0001…`, parts split by
+ *   \u0002) → value: where a framework's call ran a middleware's code patched into it (a session store's work in
+ *   res.end)
  */
 
 /**
@@ -96,7 +101,7 @@ export function chargeOwners (model, near, via, threadOf, redirect) {
     const v = moved ? moved.via : via[k][i]
     const ownerFrame = nodes[ownerNode].frame
     let o = owners.get(ownerFrame)
-    if (!o) owners.set(ownerFrame, o = { charged: 0, own: 0, lines: new Map(), calls: new Map(), paths: new Map(), threads: new Map() })
+    if (!o) owners.set(ownerFrame, o = { charged: 0, own: 0, lines: new Map(), calls: new Map(), paths: new Map(), threads: new Map(), through: new Map() })
     let path = o.paths.get(ownerNode)
     if (!path) o.paths.set(ownerNode, path = model.samples > 0 ? { own: 0, calls: new Map(), sampled: new Map() } : { own: 0, calls: new Map() })
     o.charged += node.self
@@ -107,10 +112,42 @@ export function chargeOwners (model, near, via, threadOf, redirect) {
       for (const [line, value] of node.lines) o.lines.set(line, (o.lines.get(line) ?? 0) + value)
     } else {
       const callee = nodes[v].frame
+      const chain = packagesBetween(model, i, ownerNode)
+      if (chain !== null && o.through) o.through.set(chain, (o.through.get(chain) ?? 0) + node.self)
       o.calls.set(callee, (o.calls.get(callee) ?? 0) + node.self)
       path.calls.set(callee, (path.calls.get(callee) ?? 0) + node.self)
       path.sampled?.set(callee, (path.sampled.get(callee) ?? 0) + node.samples)
     }
   }
   return owners
+}
+
+/**
+ * The packages on a stack from just below its owner down to a node, outermost first, as a key (null with fewer than
+ * two: one package called directly says no more than the owner's calls do).
+ * @param {import('../model.js').ProfileModel} model
+ * @param {number} node
+ * @param {number} ownerNode
+ * @returns {string | null}
+ */
+function packagesBetween (model, node, ownerNode) {
+  const { nodes, frames } = model
+  /** @type {string[]} */
+  const names = []
+  /** @type {string[]} */
+  const entries = []
+  for (let n = node; n !== ownerNode && n >= 0; n = nodes[n].parent) {
+    const frame = frames[nodes[n].frame]
+    const name = frame.kind === 'dependency' ? packageName(frame.file) : null
+    if (name === null) continue
+    // Innermost first: a package's frames in a row end with the one the stack entered it by.
+    const entry = `${frame.name}\u0002${frame.file}`
+    if (names[names.length - 1] === name) entries[entries.length - 1] = entry
+    else {
+      names.push(name)
+      entries.push(entry)
+    }
+  }
+  if (names.length < 2) return null
+  return names.map((name, i) => `${name}\u0002${entries[i]}`).reverse().join('\u0001')
 }

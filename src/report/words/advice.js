@@ -21,12 +21,17 @@ export function adviceText (a) {
     case 'parallel-round-trips':
     case 'slow-wait':
     case 'app-queue':
+    case 'middleware-wait':
       return waitAdviceText(a.kind, a.wait)
     case 'agent-queue-grows': {
       const q = a.queue
       const made = q.created ? ` created at ${q.created.file}:${q.created.line}` : ''
       const starts = a.starts ? ` ${where(a.starts)} starts them faster than they finish and does not wait for them:` : ''
       return `Outgoing requests pile up in the queue of ${q.agent}${made} (maxSockets ${q.maxSockets}): up to ${q.maxQueued.toLocaleString('en-US')} waited for a socket at once, each holding its request and body in memory.${starts} await them, or bound how many are in flight (a queue with a limit), and raise maxSockets if the upstream can take more at once.`
+    }
+    case 'middleware-cpu': {
+      const [first, ...rest] = a.packages
+      return `${Math.round(a.share * 100)}% of the CPU is ${first.name}'s code, run inside ${where(a.culprit)} (${first.function}${rest.length > 0 ? ` → ${rest.map(p => `${p.name} ${p.function}`).join(' → ')}` : ''}): work the middleware does on every response. Configure it to do less per request (save or touch only what changed), or give it a cheaper store; the route itself costs the rest.`
     }
     case 'slow-outgoing':
       return `Requests spend ${Math.round(a.share * 100)}% of their time waiting on ${a.target} (${formatMs(a.meanMs)} a call${a.perRequest >= 1.05 ? `, ${a.perRequest.toFixed(1)} calls a request` : ''})${a.site ? `, called at ${placeText(a.site.file, a.site.line)}` : ''}: cache its answers, make the upstream faster, or call it in parallel with the other work of the request.`
@@ -77,7 +82,7 @@ function where (c) {
 
 /**
  * What to do about a line where requests wait: a pool too small, an N+1, round trips at once, a slow call.
- * @param {'pool-too-small' | 'n-plus-one' | 'parallel-round-trips' | 'slow-wait' | 'app-queue'} kind
+ * @param {'pool-too-small' | 'n-plus-one' | 'parallel-round-trips' | 'slow-wait' | 'app-queue' | 'middleware-wait'} kind
  * @param {WaitLine} w
  */
 function waitAdviceText (kind, w) {
@@ -95,10 +100,17 @@ function waitAdviceText (kind, w) {
   if (kind === 'app-queue' && w.behind) {
     return `Requests wait ${formatMs(w.behind.msPerWait)} ${at} for other requests to finish: the app lets only so many through at once (a semaphore or a queue of its own; no connection pool was full). Raise that limit if what it guards can take more at once, or make the work it guards shorter.`
   }
+  if (kind === 'middleware-wait' && w.via) {
+    const first = w.via.chain[0]
+    const store = w.via.created ? ` through the ${w.via.created.class} created at ${w.via.created.file}:${w.via.created.line}` : ''
+    return `Every request waits ${formatMs(w.msPerWait)} ${at} for ${w.resource.name}${store} — ${first.name} does it on every request, before your route runs (${Math.round(w.share * 100)}% of their time). Index what that ${callWord(w.resource.type)} looks up, or give ${first.name} a faster store (a cache such as Redis), or put it only on the routes that need it.`
+  }
   if (kind === 'parallel-round-trips') {
     return `Each request makes ${Math.round(w.perRequest)} round trips at once ${at} (${w.resource.name}): ${batchHint(w.resource.type, w.resource.op)} would make it one.`
   }
-  return `Requests spend ${Math.round(w.share * 100)}% of their time ${whereWaited(w)} waiting on ${w.resource.name} (${formatMs(w.msPerWait)} each): ${remedy(w.resource.type)}`
+  const patched = w.via?.patched ? w.via.chain.slice(w.via.patched) : null
+  const by = patched ? ` — ${patched[0].name}'s work, run inside that call (${patched.map(p => `${p.name} ${p.function}`).join(' → ')})` : ''
+  return `Requests spend ${Math.round(w.share * 100)}% of their time ${whereWaited(w)} waiting on ${w.resource.name} (${formatMs(w.msPerWait)} each)${by}: ${remedy(w.resource.type)}`
 }
 
 /**

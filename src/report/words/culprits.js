@@ -1,4 +1,4 @@
-import { placeText, formatBytes, formatMs } from '../format.js'
+import { placeText, formatBytes, formatMs, formatPercent } from '../format.js'
 import { viaPackages, waitCounts } from './waits.js'
 
 /**
@@ -23,6 +23,10 @@ export function culpritReason (f) {
     case 'keeps': {
       const per = f.bytesPerRequest !== null ? `, ${formatBytes(f.bytesPerRequest)} a request` : ''
       return `keeps alive ${f.count.toLocaleString('en-US')} \`${f.constructor}\` the load made (${formatBytes(f.bytes)}${per}), found in heap snapshots after it: ${f.path.join(' ← ')}`
+    }
+    case 'runs-middleware': {
+      const [first, ...rest] = f.packages
+      return `${formatPercent(f.of, 0)} of its CPU is ${first.name}'s code run inside its call (${first.function}${rest.length > 0 ? ` → ${rest.map(p => `${p.name} ${p.function}`).join(' → ')}` : ''}): work the middleware patched into what it called`
     }
     case 'creates-pool': {
       const pool = /** @type {NonNullable<typeof f.pool>} */ (f.pool)
