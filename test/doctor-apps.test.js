@@ -137,6 +137,18 @@ describe('applications that wait on PostgreSQL and Redis', { skip: missing().pos
     assert.match(out, /in express-session \(session, put on the request's path at/)
   })
 
+  test('express-session in SQL with its ids indexed: the store\'s CPU in res.end is the middleware\'s, not the route\'s', async () => {
+    const file = `${APPS}/sessions/server.js`
+    const { signedCookie } = require('./fixtures/apps/sessions/cookie.js')
+    const { d } = await doctor(file, { DATABASE_URL: postgres.url, SESSION_INDEX: '1' }, ['-H', `Cookie: ${signedCookie()}`])
+    const json = await lineOf(file, 'res.json(')
+    const culprit = d.culprits.find((/** @type {any} */ c) => c.measure === 'cpu' && c.file === file && c.line === json)
+    assert.ok(culprit, `the route's res.json() is a CPU culprit: ${JSON.stringify(d.culprits.map((/** @type {any} */ c) => [c.file, c.line]))}`)
+    assert.equal(culprit.facts?.kind, 'runs-middleware', JSON.stringify(culprit))
+    assert.equal(culprit.facts.packages[0].name, 'express-session')
+    if (d.category === 'event-loop') assert.match(d.recommendations[0], /express-session's code, run inside/)
+  })
+
   test('an ioredis leaderboard: six SORTs from six lines are one sequence, with their queueing at Redis', async () => {
     const file = `${APPS}/leaderboard/server.js`
     const stats = new Redis(redis.port, '127.0.0.1')
@@ -178,6 +190,22 @@ describe('applications that wait on their own services', () => {
       assert.match(out, /for other requests to finish/)
     } finally {
       upstream.stop()
+    }
+  })
+
+  test('uploads fired through an agent of 50 sockets faster than it carries them: its queue is what grows', async () => {
+    const file = `${APPS}/uploads/server.js`
+    const storage = await startHelper(`${APPS}/render-queue/upstream.js`, { RENDER_MS: '800' })
+    try {
+      const { d } = await doctor(file, { STORAGE_URL: `http://127.0.0.1:${storage.port}` })
+      assert.equal(d.category, 'memory-leak', d.summary)
+      const [kept] = d.culprits
+      assert.equal(kept.measure, 'retained', JSON.stringify(kept))
+      assert.equal(kept.facts.agentQueue?.maxSockets, 50, JSON.stringify(kept.facts))
+      assert.equal(kept.line, await lineOf(file, 'new http.Agent('))
+      assert.match(d.recommendations[0], /pile up in the queue of Agent created at .*maxSockets 50/)
+    } finally {
+      storage.stop()
     }
   })
 
