@@ -14,22 +14,11 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { Redis } from 'ioredis'
 import { hotpath, ROOT } from './helpers/cli.js'
+import { lineOf } from './helpers/source-lines.js'
 import { missing, startPostgres, startRedis } from '../examples/backends/backends.js'
 
 const require = createRequire(import.meta.url)
 const APPS = 'test/fixtures/apps'
-
-/**
- * The 1-based line of the first line of a file that contains `text`.
- * @param {string} file relative to the repository
- * @param {string} text
- */
-async function lineOf (file, text) {
-  const lines = (await readFile(join(ROOT, file), 'utf8')).split('\n')
-  const i = lines.findIndex(l => l.includes(text))
-  assert.ok(i !== -1, `${file} contains ${text}`)
-  return i + 1
-}
 
 /**
  * Runs doctor on an app as a user would, from the repository's root, and returns its JSON diagnosis and terminal output.
