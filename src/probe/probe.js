@@ -39,8 +39,10 @@ const SLOT_INTERVALS = 10
 const WAITS_WORTH = 0.1
 /** …are traced in no more than this share of the slots. */
 const RARELY = 0.02
-/** Runnable this share of a sample or more: the thread is busy, whatever share of a CPU it was given. */
+/** Runnable this share of a sample or more: the thread is busy, whatever share of a CPU it was given… */
 const SATURATED = 0.95
+/** …unless it ran less than this share of it: then the machine's other processes took the cores. */
+const STARVED_BELOW = 0.4
 /**
  * The sampler's pace while the thread is busy — on a CPU or queued for one at least TRACE_SOME_BELOW of the time: a
  * sample every tenth interval (100 ms at the default 10 ms). That is as often as its CPU and its own time are read
@@ -125,6 +127,8 @@ export class Probe {
     this.envTimer = null
     /** the thread's recent business, 0..1, smoothed over ~200 ms of samples: arms the wait tracer */
     this.busy = 1
+    /** the share of the recent time the thread ran on a CPU, smoothed alike */
+    this.ran = 1
     /** intervals of the current wait-tracing slot so far */
     this.slot = 0
     this.credit = 0
@@ -231,7 +235,9 @@ export class Probe {
     const thread = sample.thread
     if (thread !== undefined && thread.span > 0) {
       const busy = thread.cpu + thread.wait >= SATURATED * thread.span ? 1 : Math.min(1, thread.cpu / thread.span)
-      this.busy += (1 - 0.95 ** Math.max(1, thread.span / this.options.interval)) * (busy - this.busy)
+      const weight = 1 - 0.95 ** Math.max(1, thread.span / this.options.interval)
+      this.busy += weight * (busy - this.busy)
+      this.ran += weight * (Math.min(1, thread.cpu / thread.span) - this.ran)
     } else if (!this.sampler.threadTime) {
       this.busy += (1 - 0.95 ** intervals) * (sample.utilization - this.busy)
     }
@@ -242,7 +248,12 @@ export class Probe {
     // all end in the turn they began (the last count of its connections, made between turns, found none) has nothing
     // to trace, however idle its loop reads. Under TRACE_ALWAYS_BELOW the hooks take CPU the server had to spare, and
     // a server whose requests seldom wait (rarely in flight at a count) is traced all along.
-    let duty = this.busy < TRACE_ALWAYS_BELOW ? 1 : this.busy < TRACE_SOME_BELOW && this.requests.inflightAt(this.loadedPort) ? SOME : 0
+    // A thread runnable all the time that runs little of it (a waiting server on a machine whose other processes take
+    // the cores: it ran 16% of the time and queued 76%) is not busy by its own work: with requests in flight between
+    // turns it is traced a fifth of the time too — without it, no wait was traced and the figures it queued for read
+    // `event-loop`.
+    const starved = this.busy >= TRACE_SOME_BELOW && this.ran < STARVED_BELOW
+    let duty = this.busy < TRACE_ALWAYS_BELOW ? 1 : (this.busy < TRACE_SOME_BELOW || starved) && this.requests.inflightAt(this.loadedPort) ? SOME : 0
     // Requests that hardly wait pay the hooks for nothing. A saturated hello server held to half a core ran 43% of the
     // time and queued for a CPU 43%: it read half busy, and was traced a fifth of the time (33 requests in 8 s) for
     // waits it never had. Tracing then goes on rarely, to see the requests start waiting.
@@ -422,6 +433,7 @@ export class Probe {
     this.envTimer = setTimeout(() => this.stopEnv(), ENV_WATCH_MS)
     this.envTimer.unref()
     this.busy = 1
+    this.ran = 1
     this.slot = 0
     this.credit = 0
     this.look = slice
