@@ -41,6 +41,8 @@ import { mapRunSites } from './run-sites.js'
  *   just after it (runs recorded before the probe took them have none)
  * @property {{ classes: string[], site: import('../sampling/stack.js').Site }[]} constructions where the app constructed
  *   its packages' event emitters while it started (class, and the classes it extends), as the load began
+ * @property {import('../probe/runtime-hooks.js').RuntimeState} [runtime] what the app had replaced of the runtime as the
+ *   load began: Error.prepareStackTrace, require hooks, built-ins (runs recorded before the probe looked have none)
  * @property {{ what: 'trace' | 'profile', on: boolean, time: number }[]} instruments when the probe's costly parts (the
  *   wait tracer's hooks, the CPU profiler) went on and off, in order (runs recorded before the probe said have none)
  */

@@ -94,6 +94,13 @@ export function readThread (file, damage) {
           if (Array.isArray(c?.classes) && typeof c.site?.file === 'string') t.constructions.push({ classes: c.classes.map(String), site: c.site })
         }
         break
+      case 'runtime-hooks':
+        // What the app replaced of the runtime (runtime-hooks.js), as the load began: the last load's word stands.
+        t.runtime = {
+          hooks: (Array.isArray(e.hooks) ? e.hooks : []).filter((/** @type {any} */ h) => typeof h?.kind === 'string' && typeof h.name === 'string').map(runtimeHook),
+          stackTraceLimit: Number.isFinite(e.stackTraceLimit) ? e.stackTraceLimit : 10
+        }
+        break
       case 'instrument':
         if ((e.what === 'trace' || e.what === 'profile') && typeof e.on === 'boolean' && typeof e.time === 'number') t.instruments.push({ what: e.what, on: e.on, time: e.time })
         break
@@ -212,5 +219,23 @@ function addTracedGc (samples, events, clock) {
         gc.byKind[kind] = { count: 1, duration: ms }
       }
     }
+  }
+}
+
+/**
+ * A hook the probe recorded, its fields checked.
+ * @param {any} h
+ * @returns {import('../probe/runtime-hooks.js').RuntimeHook}
+ */
+function runtimeHook (h) {
+  const kinds = ['prepareStackTrace', 'require-extension', 'loader', 'polyfill']
+  return {
+    kind: kinds.includes(h.kind) ? h.kind : 'loader',
+    name: String(h.name),
+    function: typeof h.function === 'string' ? h.function : '(anonymous)',
+    file: typeof h.file === 'string' ? h.file : null,
+    line: Number(h.line) || 0,
+    column: Number(h.column) || 0,
+    loadedBy: Array.isArray(h.loadedBy) ? h.loadedBy.filter((/** @type {unknown} */ f) => typeof f === 'string') : []
   }
 }

@@ -19,6 +19,7 @@ import { EventLog } from './event-log.js'
 import { LoadProfiles } from './load-profiles.js'
 import { ThreadWindows, WAIT_MS } from './thread-windows.js'
 import { TransformedScripts } from './transformed-scripts.js'
+import { RuntimeHooks } from './runtime-hooks.js'
 import { heapAfterFullGc } from '../profile/capture.js'
 
 /** A sample's GC tally when its thread's observer saw none. */
@@ -151,6 +152,8 @@ export class Probe {
      * profile's slice): the wait tracer is armed there only, so that the rest measures the server alone */
     this.look = null
     this.scripts = new TransformedScripts()
+    // What the runtime holds before the app's code runs: what the app replaces of it is read as the load begins.
+    this.runtimeHooks = options.runtime !== false ? new RuntimeHooks() : null
     /** whether the scripts were copied once: the heap phases' snapshots copy them only if not (each copy makes a few
      * hundred objects of the debugger's, which a snapshot after it would count as grown) */
     this.scriptsRecorded = false
@@ -428,6 +431,8 @@ export class Probe {
     this.pools.stop()
     const constructions = this.options.runtime !== false ? this.pools.constructions() : []
     if (constructions.length > 0) this.log.write({ type: 'constructions', time: Date.now(), constructions })
+    // The formatter every stack read runs, the require hooks, the polyfills: what the app replaced of the runtime.
+    if (this.runtimeHooks !== null) this.log.write({ type: 'runtime-hooks', time: Date.now(), ...this.runtimeHooks.record() })
     // Settings are read at start-up too, or by a client made for the first requests: a read through the watched
     // environment costs ~1 µs more than a plain one, so it is watched only until the load's first second is over.
     this.envTimer = setTimeout(() => this.stopEnv(), ENV_WATCH_MS)
