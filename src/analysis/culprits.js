@@ -1,7 +1,7 @@
 import { appRootOf, displayPath } from './paths.js'
 import { allocationCulprits, cpuCulprits, threadOf } from './profile-culprits.js'
 import { THRESHOLDS } from './thresholds.js'
-import { growingCostOf } from './rules.js'
+import { growingCostOf, largeAvoidable } from './rules.js'
 import { waitCulprits } from './wait-culprits.js'
 
 /**
@@ -36,7 +36,8 @@ import { waitCulprits } from './wait-culprits.js'
  *   | ({ kind: 'waits' } & import('./wait-line.js').WaitLine)
  *   | ({ kind: 'creates-pool' } & import('./wait-line.js').WaitLine)
  *   | { kind: 'keeps', holding: string | null, holder: string, constructor: string, count: number, bytes: number, bytesPerRequest: number | null, path: string[], agentQueue?: AgentQueue | null }
- *   | { kind: 'runs-middleware', packages: { name: string, function: string }[], share: number, of: number }} CulpritFacts
+ *   | { kind: 'runs-middleware', packages: { name: string, function: string }[], share: number, of: number }
+ *   | { kind: 'avoidable', cost: import('./signals-avoidable.js').AvoidableSignal }} CulpritFacts
  *   runs-middleware: much of the culprit's CPU went into code another package patched into what it called (a session
  *   middleware's res.end), with the packages from that one down, its share of the profile and `of` the culprit's time
  */
@@ -113,6 +114,7 @@ export function collectCulprits (data, signals, category, opts = {}) {
     if (out.length >= limit) break
     if (!out.some(o => o.file === c.file && o.line === c.line && o.function === c.function)) out.push(c)
   }
+  markAvoidable(out, signals, category, limit)
   // A cost per request that climbs is spent where the code works (first), and caused by what grows: the holder second.
   const grows = category !== 'memory-leak' ? growingCostOf(signals)?.grows : null
   if (grows) {
@@ -121,6 +123,34 @@ export function collectCulprits (data, signals, category, opts = {}) {
     if (out.length > limit) out.pop()
   }
   return out
+}
+
+/**
+ * The app functions that do work the request path need not do: blamed at the line that does it, with why. The largest,
+ * when it is large enough to be the verdict's concern, comes first (after a leaking listener's line); found nowhere
+ * among the culprits (a share spread over callbacks), it is added.
+ * @param {Culprit[]} out changed in place
+ * @param {import('./signals.js').Signals} signals
+ * @param {import('./rules.js').Category} category
+ * @param {number} limit
+ */
+function markAvoidable (out, signals, category, limit) {
+  const large = category === 'insufficient-data' ? null : largeAvoidable(signals)
+  for (const cost of signals.avoidable?.costs ?? []) {
+    const site = cost.site
+    if (site === null || cost.share < THRESHOLDS.adviseShare) continue
+    const i = out.findIndex(c => c.measure === 'cpu' && c.file === site.file && c.function === site.function && (c.label ?? '') === (site.label ?? ''))
+    /** @type {Culprit} */
+    const marked = i === -1
+      ? { function: site.function, ...(site.label ? { label: site.label } : {}), file: site.file, line: site.line, share: cost.share, kind: 'app', measure: 'cpu', facts: { kind: 'avoidable', cost } }
+      : { ...out[i], line: site.line, facts: { kind: 'avoidable', cost } }
+    if (i !== -1) out.splice(i, 1)
+    else if (cost !== large) continue
+    const first = cost === large && (category === 'event-loop' || category === 'healthy')
+    const at = first ? out.findIndex(c => c.measure !== 'listeners') : i
+    out.splice(at === -1 ? out.length : at, 0, marked)
+  }
+  if (out.length > limit) out.length = limit
 }
 
 /**

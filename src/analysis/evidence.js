@@ -41,7 +41,8 @@ export function collectEvidence (s, category) {
     listenerRows(s, decisive),
     outgoingRows(s, io ? decisive : null),
     waitRows(s, io ? decisive : null),
-    agentRows(s, io ? decisive : null)
+    agentRows(s, io ? decisive : null),
+    avoidableRows(s)
   ]
   return groups.flat()
     .map(e => ({ ...e, decisive: decisive.has(e.signal) }))
@@ -247,4 +248,36 @@ function listenerRows (s, decisive) {
 function round (v, digits = 3) {
   const f = 10 ** digits
   return Math.round(v * f) / f
+}
+
+/**
+ * Work the request path need not do, each cost that takes a noticeable share of the serving threads' CPU, and the code
+ * of the polyfills the app installed.
+ * @param {Signals} s
+ * @returns {Row[]}
+ */
+function avoidableRows (s) {
+  const costs = s.avoidable?.costs ?? []
+  /** @type {Row[]} */
+  const rows = costs
+    .filter(c => c.share >= THRESHOLDS.adviseShare)
+    .map(c => ({
+      signal: 'avoidable-cost',
+      value: round(c.share, 4),
+      unit: 'ratio',
+      threshold: THRESHOLDS.avoidableShare,
+      state: c.share >= THRESHOLDS.avoidableShare ? 'avoidable' : 'ok',
+      facts: { kind: c.kind, runtime: c.runtime, site: c.site, via: c.via, installed: c.installed }
+    }))
+  for (const p of s.avoidable?.polyfills ?? []) {
+    rows.push({
+      signal: 'polyfill',
+      value: round(p.share, 4),
+      unit: 'ratio',
+      threshold: THRESHOLDS.adviseShare,
+      state: p.share >= THRESHOLDS.adviseShare ? 'costly' : 'ok',
+      facts: { replaced: p.replaced, package: p.package, file: p.file, installer: p.installer, loadedAt: p.loadedAt }
+    })
+  }
+  return rows
 }

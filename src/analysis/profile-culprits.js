@@ -21,6 +21,28 @@ import { readRunProfile, runSources } from './run-data.js'
  * @returns {{ culprits: Culprit[], model: import('../profile/model.js').ProfileModel | null }}
  */
 export function cpuCulprits (data, threads, appRoot, cwd) {
+  // Built once per run and set of threads: the signals read the same model (signals-avoidable.js).
+  const key = `${appRoot}\0${cwd}\0${threads.map(t => `${t.pid}:${t.threadId}`).join(',')}`
+  let byKey = BUILT.get(data)
+  if (!byKey) BUILT.set(data, byKey = new Map())
+  const hit = byKey.get(key)
+  if (hit) return hit
+  const built = buildCpuCulprits(data, threads, appRoot, cwd)
+  byKey.set(key, built)
+  return built
+}
+
+/** @type {WeakMap<import('./run-data.js').RunData, Map<string, { culprits: Culprit[], model: import('../profile/model.js').ProfileModel | null }>>} */
+const BUILT = new WeakMap()
+
+/**
+ * @param {import('./run-data.js').RunData} data
+ * @param {ThreadRecord[]} threads
+ * @param {string} appRoot
+ * @param {string} cwd
+ * @returns {{ culprits: Culprit[], model: import('../profile/model.js').ProfileModel | null }}
+ */
+function buildCpuCulprits (data, threads, appRoot, cwd) {
   /** @type {Map<string, ThreadRecord>} */
   const byLabel = new Map()
   const profiles = []
@@ -99,7 +121,7 @@ const OWN = fileURLToPath(new URL('../', import.meta.url))
  * hotpath's own probe runs inside the target; its frames are never the user's to fix.
  * @param {string} file
  */
-function isOwnFile (file) {
+export function isOwnFile (file) {
   const path = file.startsWith('file://') ? fileURLToPath(file) : file
   return path.startsWith(OWN)
 }

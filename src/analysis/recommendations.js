@@ -1,4 +1,4 @@
-import { dominantGc, growingCostOf, ownUtilization } from './rules.js'
+import { avoidableCost, avoidableOnly, dominantGc, growingCostOf, ownUtilization } from './rules.js'
 import { THRESHOLDS } from './thresholds.js'
 import { poolIsFull, queueIsMinor, waitLine } from './wait-line.js'
 
@@ -47,8 +47,17 @@ import { poolIsFull, queueIsMinor, waitLine } from './wait-line.js'
  *   | { kind: 'fix-on-port', command: string }
  *   | { kind: 'load-a-2xx-path' }
  *   | { kind: 'record-again', command: string }
- *   | { kind: 'measured-setting', experiment: import('./experiments.js').Experiment }} Advice
+ *   | { kind: 'measured-setting', experiment: import('./experiments.js').Experiment }
+ *   | { kind: 'stop-stack-traces', cost: AvoidableSignal, stackTraceLimit: number | null }
+ *   | { kind: 'use-async-api', cost: AvoidableSignal }
+ *   | { kind: 'read-files-once', cost: AvoidableSignal }
+ *   | { kind: 'hoist-require', cost: AvoidableSignal }
+ *   | { kind: 'precompile', installed: import('./signals-avoidable.js').Installed, stackTraceLimit: number | null }
+ *   | { kind: 'remove-polyfill', polyfill: import('./signals-avoidable.js').PolyfillSignal }
+ *   | { kind: 'overload-protection', utilization: number, connections: number, latencyMeanMs: number, serverTimeMs: number }} Advice
  */
+
+/** @typedef {import('./signals-avoidable.js').AvoidableSignal} AvoidableSignal */
 
 /**
  * What to do next, most useful first: the fix for the category, then what else the evidence showed.
@@ -66,14 +75,23 @@ export function recommend (category, s, culprits, run) {
   const where = top ? codeAt(top) : null
   /** @type {Advice[]} */
   const out = []
+  // Work the request path need not do comes first where it holds the loop, after the category's own advice elsewhere.
+  const avoidable = category === 'insufficient-data' ? [] : avoidableAdvice(s)
+  const saturated = saturation(s)
   switch (category) {
     case 'event-loop': {
+      out.push(...avoidable)
       // A middleware's code run inside the route's call (its res.end wrapper) is the middleware's to trim, not the
       // route's.
       const patched = top?.facts?.kind === 'runs-middleware' ? top.facts : null
       if (patched && where) out.push({ kind: 'middleware-cpu', culprit: where, packages: patched.packages, share: patched.share })
-      if (where && (!patched || patched.of < 0.5)) out.push({ kind: 'make-cheaper', culprit: where })
-      out.push({ kind: 'move-cpu-work' }, { kind: 'profile', command: run.command.join(' ') })
+      // The avoidable cost's own advice names its function already.
+      const named = avoidable.some(a => 'cost' in a && a.cost.site !== null && where !== null && a.cost.site.file === where.file && a.cost.site.function === where.function)
+      if (where && !named && (!patched || patched.of < 0.5)) out.push({ kind: 'make-cheaper', culprit: where })
+      // A loop held by work it need not do has its remedy above; moving CPU work elsewhere is for work it must do.
+      if (!(named && avoidableCost(s) !== null && avoidableOnly(s))) out.push({ kind: 'move-cpu-work' })
+      if (saturated) out.push(saturated)
+      out.push({ kind: 'profile', command: run.command.join(' ') })
       break
     }
     case 'io':
@@ -101,6 +119,7 @@ export function recommend (category, s, culprits, run) {
       break
     }
     case 'healthy':
+      out.push(...avoidable)
       // A server fast enough to be healthy can still make its round trips one by one: the cheapest win it has.
       out.push(...waitAdvice(s).filter(a => a.kind === 'n-plus-one'))
       if (s.helpers.utilization >= THRESHOLDS.busy) {
@@ -108,13 +127,15 @@ export function recommend (category, s, culprits, run) {
         out.push({ kind: 'worker-pool-busy', utilization: s.helpers.utilization, task: task ? { ...codeAt(task), share: task.share } : null })
       }
       if (ownUtilization(s) >= THRESHOLDS.busy) out.push({ kind: 'one-core-busy' })
-      if (where && top && top.share >= 0.2) out.push({ kind: 'one-core-hotspot', culprit: where, share: top.share })
+      if (saturated) out.push(saturated)
+      if (where && top && top.share >= 0.2 && !avoidable.some(a => 'cost' in a && a.cost.site?.file === where.file && a.cost.site.function === where.function)) out.push({ kind: 'one-core-hotspot', culprit: where, share: top.share })
       out.push({ kind: 'compare-runs' })
       break
     case 'insufficient-data':
       out.push({ kind: 'load-longer' })
       break
   }
+  if (category === 'io' || category === 'gc' || category === 'memory-leak') out.push(...avoidable)
   const leak = s.listeners.find(l => l.count >= THRESHOLDS.listeners)
   if (leak) {
     out.unshift({ kind: 'listener-leak', count: leak.count, event: leak.event, emitter: leak.emitter, site: leak.site ? { file: leak.site.file, line: leak.site.line } : null })
@@ -125,6 +146,63 @@ export function recommend (category, s, culprits, run) {
   const growing = category === 'insufficient-data' ? null : growingCostOf(s)
   if (growing) out.splice(leak ? 1 : 0, 0, { kind: 'growing-state', growing, target: heapTarget(run) })
   return out
+}
+
+/**
+ * What to do about the work the serving threads need not do, largest first: each cost that takes a noticeable share
+ * of their CPU, the precompile advice for a replacement of the runtime's (a stack formatter, a require hook) that
+ * took a noticeable share in it — before the cost's own, as it is the cause — and the polyfills whose code does.
+ * @param {Signals} s
+ * @returns {Advice[]}
+ */
+function avoidableAdvice (s) {
+  const a = s.avoidable
+  if (!a) return []
+  /** @type {Advice[]} */
+  const out = []
+  const precompiled = new Set()
+  for (const cost of a.costs) {
+    if (cost.share < THRESHOLDS.adviseShare) continue
+    const installed = cost.installed
+    if (installed && installed.share >= THRESHOLDS.adviseShare && !precompiled.has(installed.hook)) {
+      precompiled.add(installed.hook)
+      out.push({ kind: 'precompile', installed, stackTraceLimit: a.stackTraceLimit })
+    }
+    switch (cost.kind) {
+      case 'stack-trace':
+        out.push({ kind: 'stop-stack-traces', cost, stackTraceLimit: a.stackTraceLimit })
+        break
+      case 'sync-fs':
+        out.push({ kind: 'read-files-once', cost })
+        break
+      case 'require':
+        out.push({ kind: 'hoist-require', cost })
+        break
+      default:
+        out.push({ kind: 'use-async-api', cost })
+    }
+  }
+  for (const polyfill of a.polyfills) {
+    if (polyfill.share >= THRESHOLDS.adviseShare) out.push({ kind: 'remove-polyfill', polyfill })
+  }
+  return out
+}
+
+/**
+ * A closed-loop load that saturates the server: its loop busy by its own work, and requests waiting mostly for those
+ * ahead of them (the latency the load measured well above the time each takes on the server) — what overload
+ * protection is for: past a threshold it answers at once, and a load balancer sends the excess elsewhere.
+ * @param {Signals} s
+ * @returns {Advice | null}
+ */
+function saturation (s) {
+  const l = s.load
+  if (!l || !l.closedLoop || l.connections < 2) return null
+  // The loop's utilisation with the time it queued for a CPU: the server is as saturated to its clients on a shared core.
+  if (s.loop.utilization < THRESHOLDS.saturated) return null
+  const serverTimeMs = s.requests.serverTimeMean
+  if (!(serverTimeMs > 0) || l.latencyMeanMs < THRESHOLDS.queueing * serverTimeMs) return null
+  return { kind: 'overload-protection', utilization: ownUtilization(s), connections: l.connections, latencyMeanMs: l.latencyMeanMs, serverTimeMs }
 }
 
 /**

@@ -19,13 +19,16 @@ export { THRESHOLDS }
  *   | { kind: 'cpu-per-request', cpuPerRequestMs: number, delayP99Ms: number }
  *   | { kind: 'long-tasks', delayMaxMs: number, delayP99Ms: number, cpuPerRequestMs: number }
  *   | { kind: 'waiting', serverTimeMs: number, cpuPerRequestMs: number, idle: number, runQueue: number | null, topWait: import('./wait-line.js').WaitLine | null, agent: { agent: string, maxSockets: number } | null }
- *   | { kind: 'healthy', requestsPerSecond: number, cpuPerRequestMs: number, delayP99Ms: number, busy: boolean }} RuleFacts
+ *   | { kind: 'healthy', requestsPerSecond: number, cpuPerRequestMs: number, delayP99Ms: number, busy: boolean }
+ *   | { kind: 'avoidable', cost: import('./signals-avoidable.js').AvoidableSignal, cpuPerRequestMs: number, utilization: number }} RuleFacts
  */
 
 /**
  * A verdict's facts, with the CPU other processes used when it was enough to distort them (else null), and the
  * other ports the target served HTTP on, which the verdict is not about (else null).
- * @typedef {RuleFacts & { otherCores: number | null, otherPorts: number[] | null, growingCost: GrowingCost | null }} VerdictFacts
+ * @typedef {RuleFacts & { otherCores: number | null, otherPorts: number[] | null, growingCost: GrowingCost | null, avoidable?: import('./signals-avoidable.js').AvoidableSignal | null }} VerdictFacts
+ *   avoidable: the largest avoidable cost, when it holds a large share of the serving threads' CPU (absent in runs
+ *   analysed before hotpath looked)
  */
 
 /**
@@ -92,15 +95,17 @@ export const RULES = [
   },
   {
     category: 'event-loop',
-    holds: (s) => s.loop.delayP99 >= THRESHOLDS.delayP99 ||
-      (s.requests.finished === 0 && s.loop.delayMax >= 1000) ||
-      (s.cpu.perRequestMs >= THRESHOLDS.cpuPerRequest && s.loop.utilization >= THRESHOLDS.busy),
-    decisive: ['event-loop-delay-p99', 'cpu-per-request'],
-    facts: (s) => s.requests.finished === 0
-      ? { kind: 'no-request-finished', delayMaxMs: s.loop.delayMax }
-      : s.cpu.perRequestMs >= THRESHOLDS.cpuPerRequest
-        ? { kind: 'cpu-per-request', cpuPerRequestMs: s.cpu.perRequestMs, delayP99Ms: s.loop.delayP99 }
-        : { kind: 'long-tasks', delayMaxMs: s.loop.delayMax, delayP99Ms: s.loop.delayP99, cpuPerRequestMs: s.cpu.perRequestMs }
+    // A busy loop whose CPU goes largely to work it need not do is held by that work, however cheap each request:
+    // judged as a share of what the loop spends, not in ms, so that a faster CPU does not make a waste healthy.
+    holds: (s) => blocked(s) || avoidableCost(s) !== null,
+    decisive: ['event-loop-delay-p99', 'cpu-per-request', 'avoidable-cost'],
+    facts: (s) => !blocked(s)
+      ? { kind: 'avoidable', cost: /** @type {import('./signals-avoidable.js').AvoidableSignal} */ (avoidableCost(s)), cpuPerRequestMs: s.cpu.perRequestMs, utilization: s.loop.utilization }
+      : s.requests.finished === 0
+        ? { kind: 'no-request-finished', delayMaxMs: s.loop.delayMax }
+        : s.cpu.perRequestMs >= THRESHOLDS.cpuPerRequest
+          ? { kind: 'cpu-per-request', cpuPerRequestMs: s.cpu.perRequestMs, delayP99Ms: s.loop.delayP99 }
+          : { kind: 'long-tasks', delayMaxMs: s.loop.delayMax, delayP99Ms: s.loop.delayP99, cpuPerRequestMs: s.cpu.perRequestMs }
   },
   {
     category: 'io',
@@ -131,6 +136,44 @@ export const RULES = [
     })
   }
 ]
+
+/**
+ * Whether single tasks hold the event loop: a long p99 delay, a loop blocked with no request finished, or requests
+ * that each cost much CPU on a busy loop.
+ * @param {Signals} s
+ */
+function blocked (s) {
+  return s.loop.delayP99 >= THRESHOLDS.delayP99 ||
+    (s.requests.finished === 0 && s.loop.delayMax >= 1000) ||
+    (s.cpu.perRequestMs >= THRESHOLDS.cpuPerRequest && s.loop.utilization >= THRESHOLDS.busy)
+}
+
+/**
+ * Whether the event-loop verdict rests on an avoidable cost alone: no single task holds the loop.
+ * @param {Signals} s
+ */
+export function avoidableOnly (s) {
+  return !blocked(s)
+}
+
+/**
+ * The avoidable cost that holds a busy loop: the largest, when it takes `avoidableShare` of the serving threads' CPU
+ * or more while their loop is busy.
+ * @param {Signals} s
+ */
+export function avoidableCost (s) {
+  if (s.loop.utilization < THRESHOLDS.busy) return null
+  return largeAvoidable(s)
+}
+
+/**
+ * The largest avoidable cost, when it takes `avoidableShare` of the serving threads' CPU or more, busy loop or not.
+ * @param {Signals} s
+ */
+export function largeAvoidable (s) {
+  const top = s.avoidable?.costs[0]
+  return top !== undefined && top.share >= THRESHOLDS.avoidableShare ? top : null
+}
 
 /**
  * Whether what survives GC grows as a leak does, not as garbage a full collection has yet to reclaim.
@@ -244,7 +287,8 @@ export function decide (s) {
   const busy = s.otherCores !== null && s.otherCores >= THRESHOLDS.otherCores
   const growingCost = rule.category === 'insufficient-data' ? null : growingCostOf(s)
   const otherPorts = s.otherPorts.length > 0 ? s.otherPorts : null
-  return { category: rule.category, facts: { ...rule.facts(s), otherCores: busy ? s.otherCores : null, otherPorts, growingCost } }
+  const avoidable = rule.category === 'insufficient-data' ? null : largeAvoidable(s)
+  return { category: rule.category, facts: { ...rule.facts(s), otherCores: busy ? s.otherCores : null, otherPorts, growingCost, avoidable } }
 }
 
 /**

@@ -10,6 +10,7 @@ import { memoryFigures } from './signals-memory.js'
 import { measuredPart, ownMs } from './signals-quiet.js'
 import { agentPressure, outgoingCalls } from './signals-outgoing.js'
 import { envReads } from './signals-env.js'
+import { avoidableSignals } from './signals-avoidable.js'
 import { mainThreads, recordedOtherPorts, requestCounts, servingThreads, threadKey } from './signals-serving.js'
 import { roleOf, summarizeThread } from './signals-threads.js'
 import { computeWaits } from './waits.js'
@@ -67,6 +68,11 @@ import { computeWaits } from './waits.js'
  * @property {import('./signals-cost.js').CostTrend | null} cost how the CPU per request moved through the window
  *   against the requests served (null with too few half-seconds)
  * @property {import('./waits.js').WaitSignals} waits where the traced requests of the serving threads waited
+ * @property {import('./signals-avoidable.js').AvoidableSignals} avoidable work on the serving threads that the request
+ *   path need not do (a stack read, a sync call with an async form, require()), what the app replaced of the runtime
+ *   that ran within it, and the built-ins it replaced with userland code
+ * @property {{ closedLoop: boolean, connections: number, latencyMeanMs: number } | null} load how hotpath's own load
+ *   drove the server (null with --on-port, --attach's own load aside, or a run without a load result)
  * @property {ThreadSummary[]} threads every thread that sampled during the window
  * @property {{ pid: number, threadId: number, at: number }[]} exitedThreads worker threads of the serving processes
  *   that exited during the load (seconds into it): what was sent to them is lost, or waits
@@ -134,6 +140,8 @@ export function computeSignals (data) {
     outgoing: outgoingCalls(data, serving.processThreads, start, end, finished, serverTimeMean),
     cost: costTrend(serving.samples, { serving: measuredSamples, processes: processSamples }, port, start, COST_LIMITS),
     waits: savingsAtMeanTime(computeWaits(serving.threads, start, end, data.run.cwd), serverTimeMean),
+    avoidable: avoidableSignals(data, port),
+    load: loadShape(data.run),
     otherPorts: recordedOtherPorts(data, port, end),
     otherCores: otherCores(data, serving.of, seconds, backends),
     backends,
@@ -142,6 +150,19 @@ export function computeSignals (data) {
       .filter(t => t.threadId > 0 && t.exitedAt !== undefined && t.exitedAt >= start && t.exitedAt < end)
       .map(t => ({ pid: t.pid, threadId: t.threadId, at: Math.round((/** @type {number} */ (t.exitedAt) - start) / 100) / 10 }))
   }
+}
+
+/**
+ * How the load drove the server: a closed loop keeps `connections` requests in flight whatever the server does, so
+ * once it saturates, each request waits for those ahead of it.
+ * @param {import('../run/doctor-run.js').RunRecord} run
+ * @returns {Signals['load']}
+ */
+function loadShape (run) {
+  const l = /** @type {any} */ (run.load)
+  if (!l || run.onPort || typeof l.connections !== 'number' || typeof l.latency?.mean !== 'number') return null
+  const rate = Number(l.hotpath?.options?.rate ?? 0)
+  return { closedLoop: !(rate > 0), connections: l.connections, latencyMeanMs: l.latency.mean }
 }
 
 /**

@@ -43,5 +43,14 @@ export const THRESHOLDS = {
   costR2: 0.6,
   costT: 3,
   /** ms a request waits for a pooled connection before its round trip for the pool to be evidence */
-  poolQueueMs: 1
+  poolQueueMs: 1,
+  /** share of the serving threads' CPU one avoidable cost (a stack read, a sync call with an async form, require() on
+   * the request path) must hold to be the verdict's concern: without it, ~1.25× the requests at the same CPU */
+  avoidableShare: 0.2,
+  /** share of the serving threads' CPU an avoidable cost or a polyfill's code must take to be advised on */
+  adviseShare: 0.05,
+  /** event-loop utilisation, by the loop's own work, at which a closed-loop load saturates the server */
+  saturated: 0.9,
+  /** mean latency over the time on the server at which requests mostly wait for those ahead of them */
+  queueing: 2
 }

@@ -26,7 +26,9 @@ const CATEGORY_TITLE = {
  */
 export function formatDiagnosis (diagnosis, opts = {}) {
   const d = wordDiagnosis(diagnosis)
-  const lines = [`hotpath doctor: ${d.category} (${CATEGORY_TITLE[d.category]})${damageNote(d)}${otherPortsNote(d.run.url, d.measured?.facts?.otherPorts)}`]
+  // A loop busy with work it need not do is not blocked by any one task: said as what it is.
+  const title = d.category === 'event-loop' && d.measured?.facts?.kind === 'avoidable' ? 'event loop busy with avoidable work' : CATEGORY_TITLE[d.category]
+  const lines = [`hotpath doctor: ${d.category} (${title})${damageNote(d)}${otherPortsNote(d.run.url, d.measured?.facts?.otherPorts)}`]
   for (const w of d.warnings ?? []) lines.push(`  ! ${warningLine(w, opts.cwd)}`)
   lines.push('', `  ${d.summary}`, '')
   if (d.run.exit.crashed || d.failure?.category === 'target-failed') {

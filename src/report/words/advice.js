@@ -1,5 +1,6 @@
 import { placeText, formatBytes, formatMs } from '../format.js'
 import { experimentSentence } from './experiments.js'
+import { avoidableAdviceText, overloadText, polyfillText, precompileText } from './avoidable.js'
 import { whereWaited } from './waits.js'
 
 /** @typedef {import('../../analysis/recommendations.js').Advice} Advice */
@@ -69,6 +70,14 @@ export function adviceText (a) {
     case 'load-a-2xx-path': return 'Load a path the server answers with 2xx (--path /api/...), with the method, headers and body it expects (-m, -H, -b), and check it with hotpath load first.'
     case 'measured-setting': return experimentSentence(a.experiment)
     case 'record-again': return `Record the run again for a diagnosis that rests on everything it measured: hotpath doctor -- ${a.command || '<command>'}`
+    case 'stop-stack-traces': return avoidableAdviceText(a.kind, a.cost, a.stackTraceLimit)
+    case 'use-async-api':
+    case 'read-files-once':
+    case 'hoist-require':
+      return avoidableAdviceText(a.kind, a.cost)
+    case 'precompile': return precompileText(a.installed, a.stackTraceLimit)
+    case 'remove-polyfill': return polyfillText(a.polyfill)
+    case 'overload-protection': return overloadText(a)
   }
 }
 

@@ -1,5 +1,6 @@
 import { placeText, formatBytes, formatMs, formatPercent } from '../format.js'
 import { viaPackages, waitCounts } from './waits.js'
+import { avoidableWhat } from './avoidable.js'
 
 /**
  * Why a culprit is blamed, in words, from its facts.
@@ -27,6 +28,12 @@ export function culpritReason (f) {
     case 'runs-middleware': {
       const [first, ...rest] = f.packages
       return `${formatPercent(f.of, 0)} of its CPU is ${first.name}'s code run inside its call (${first.function}${rest.length > 0 ? ` → ${rest.map(p => `${p.name} ${p.function}`).join(' → ')}` : ''}): work the middleware patched into what it called`
+    }
+    case 'avoidable': {
+      const c = f.cost
+      const via = c.via ? ` inside ${c.via.package ?? 'a package'}'s ${c.via.label ?? c.via.function}` : ''
+      const installed = c.installed ? `, ${formatPercent(c.installed.share, 0)} in ${c.installed.package ?? c.installed.file}'s ${c.installed.hook}${c.installed.installer && c.installed.installer !== c.installed.package ? ` (installed by ${c.installed.installer})` : ''}` : ''
+      return `${avoidableWhat(c)}${via}: ${formatPercent(c.share, 0)} of the CPU${installed}, work the request path need not do`
     }
     case 'creates-pool': {
       const pool = /** @type {NonNullable<typeof f.pool>} */ (f.pool)

@@ -1,5 +1,6 @@
 import { placeText, formatBytes, formatMs, formatPercent } from '../format.js'
 import { waitCounts, whereWaited } from './waits.js'
+import { avoidableEvidence, polyfillEvidence } from './avoidable.js'
 
 /** @typedef {import('../../analysis/evidence.js').Evidence} Evidence */
 
@@ -79,6 +80,8 @@ const WORDS = {
     label: () => 'requests traced for waits',
     verdict: { measured: (f) => `${formatPercent(f.attributed, 0)} of their ${formatMs(f.meanMs)} spent in waits at known lines` }
   },
+  'avoidable-cost': avoidableEvidence,
+  polyfill: polyfillEvidence,
   'agent-queue': {
     label: (f) => `requests waiting for a socket (${f.agent})`,
     verdict: { 'pool-full': (f) => `pool full at maxSockets ${f.maxSockets}` }

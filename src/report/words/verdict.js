@@ -1,6 +1,7 @@
 import { formatBytes, formatMs, formatPercent } from '../format.js'
 import { otherPortsSentence } from './ports.js'
 import { topWaitSentence } from './waits.js'
+import { avoidableAside, avoidableVerdict } from './avoidable.js'
 
 /** @typedef {import('../../analysis/rules.js').VerdictFacts} VerdictFacts */
 
@@ -13,7 +14,9 @@ export function verdictSummary (f) {
   const busy = f.otherCores !== null
     ? ` Other processes used ${f.otherCores.toFixed(1)} cores during the run, so this may be the machine rather than the server: run again on a quiet one.`
     : ''
-  return ruleSentence(f) + (f.growingCost ? growingCostSentence(f.growingCost) : '') + busy + (f.otherPorts ? ` This is about the port that was loaded:${otherPortsSentence(f.otherPorts)}` : '')
+  // A large avoidable cost beside another verdict (a loop not busy enough for it to be the verdict) is said too.
+  const aside = f.avoidable && f.kind !== 'avoidable' ? avoidableAside(f.avoidable) : ''
+  return ruleSentence(f) + aside + (f.growingCost ? growingCostSentence(f.growingCost) : '') + busy + (f.otherPorts ? ` This is about the port that was loaded:${otherPortsSentence(f.otherPorts)}` : '')
 }
 
 /**
@@ -68,6 +71,8 @@ function ruleSentence (f) {
         (f.runQueue !== null && f.runQueue >= 0.1 ? `; its thread waited for a CPU ${formatPercent(f.runQueue, 0)} of the time (the machine is short of cores).` : '.') +
         (f.topWait ? topWaitSentence(f.topWait) : '') +
         (f.agent ? ` Outgoing requests queued for a free socket in ${f.agent.agent} (maxSockets ${f.agent.maxSockets}).` : '')
+    case 'avoidable':
+      return avoidableVerdict(f)
     case 'healthy':
       return `No problem found: ${Math.round(f.requestsPerSecond).toLocaleString('en-US')} requests/s at ${formatMs(f.cpuPerRequestMs)} of CPU each, event-loop delay p99 ${formatMs(f.delayP99Ms)}` +
         (f.busy ? '; the load keeps the CPU busy without blocking the event loop.' : '.')
