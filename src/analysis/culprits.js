@@ -3,6 +3,7 @@ import { allocationCulprits, cpuCulprits, threadOf } from './profile-culprits.js
 import { THRESHOLDS } from './thresholds.js'
 import { growingCostOf, largeAvoidable } from './rules.js'
 import { waitCulprits } from './wait-culprits.js'
+import { adviseFrom } from './recommendations.js'
 
 /**
  * @typedef {object} Culprit
@@ -138,7 +139,7 @@ function markAvoidable (out, signals, category, limit) {
   const large = category === 'insufficient-data' ? null : largeAvoidable(signals)
   for (const cost of signals.avoidable?.costs ?? []) {
     const site = cost.site
-    if (site === null || cost.share < THRESHOLDS.adviseShare) continue
+    if (site === null || cost.share < adviseFrom(cost)) continue
     const i = out.findIndex(c => c.measure === 'cpu' && c.file === site.file && c.function === site.function && (c.label ?? '') === (site.label ?? ''))
     /** @type {Culprit} */
     const marked = i === -1

@@ -162,7 +162,7 @@ function avoidableAdvice (s) {
   const out = []
   const precompiled = new Set()
   for (const cost of a.costs) {
-    if (cost.share < THRESHOLDS.adviseShare) continue
+    if (cost.share < adviseFrom(cost)) continue
     const installed = cost.installed
     if (installed && installed.share >= THRESHOLDS.adviseShare && !precompiled.has(installed.hook)) {
       precompiled.add(installed.hook)
@@ -189,6 +189,15 @@ function avoidableAdvice (s) {
 }
 
 /**
+ * The share of the CPU from which an avoidable cost is advised on: require() on the request path from less, as
+ * hoisting it costs nothing (a package's own require() is not the app's to hoist).
+ * @param {AvoidableSignal} cost
+ */
+export function adviseFrom (cost) {
+  return cost.kind === 'require' && cost.via === null ? THRESHOLDS.hoistShare : THRESHOLDS.adviseShare
+}
+
+/**
  * A closed-loop load that saturates the server: its loop busy by its own work, and requests waiting mostly for those
  * ahead of them (the latency the load measured well above the time each takes on the server) — what overload
  * protection is for: past a threshold it answers at once, and a load balancer sends the excess elsewhere.
@@ -202,7 +211,7 @@ function saturation (s) {
   if (s.loop.utilization < THRESHOLDS.saturated) return null
   const serverTimeMs = s.requests.serverTimeMean
   if (!(serverTimeMs > 0) || l.latencyMeanMs < THRESHOLDS.queueing * serverTimeMs) return null
-  return { kind: 'overload-protection', utilization: ownUtilization(s), connections: l.connections, latencyMeanMs: l.latencyMeanMs, serverTimeMs }
+  return { kind: 'overload-protection', utilization: s.loop.utilization, connections: l.connections, latencyMeanMs: l.latencyMeanMs, serverTimeMs }
 }
 
 /**

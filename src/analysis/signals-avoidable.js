@@ -21,7 +21,8 @@ import { cpuCulprits, isOwnFile } from './profile-culprits.js'
  * @property {AvoidableKind} kind
  * @property {string} runtime the runtime function that shows it: `get stack`, `pbkdf2Sync`, `require`
  * @property {number} share of the serving threads' CPU that the remedy takes off the event loop
- * @property {number} runtimeShare the part of it in the runtime's work itself (formatting the stack, the sync call)
+ * @property {number} runtimeShare the part of it in the runtime's work itself (capturing and formatting the stack, the
+ *   sync call)
  * @property {boolean} wholeFunction the site's function spends most of its time on it (a function that builds an Error
  *   to find its caller): `share` is all of its time, parsing included
  * @property {CodeSite | null} site the app's line that does it (null: a package did it with no app code on the stack)
@@ -101,14 +102,16 @@ export function avoidableSignals (data, port) {
  * @returns {AvoidableSignal}
  */
 function avoidableSignal (c, hooks, cwd) {
+  // A stack costs its capture (the Error's construction, the function's own time on that line) and its formatting.
   // A function that spends most of its time on a stack it builds is there to read it (a logger's caller lookup):
-  // without the stack it has nothing left to do, parsing included.
-  const wholeFunction = c.kind === 'stack-trace' && c.site !== null && c.via === null && c.share >= 0.5 * c.siteShare
+  // without the stack it has nothing left to do, parsing included — all its time, and its helpers'.
+  const runtimeShare = c.share + c.ownShare
+  const wholeFunction = c.kind === 'stack-trace' && c.site !== null && c.via === null && runtimeShare >= 0.5 * c.siteShare
   return {
     kind: c.kind,
     runtime: c.runtime,
-    share: wholeFunction ? c.siteShare : c.share,
-    runtimeShare: c.share,
+    share: wholeFunction ? Math.max(c.siteShare, c.siteTotal) : runtimeShare,
+    runtimeShare,
     wholeFunction,
     site: c.site ? codeSite(c.site, cwd) : null,
     via: c.via ? { ...codeSite(c.via, cwd), package: packageOf(c.via.file) } : null,

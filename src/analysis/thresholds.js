@@ -49,6 +49,9 @@ export const THRESHOLDS = {
   avoidableShare: 0.2,
   /** share of the serving threads' CPU an avoidable cost or a polyfill's code must take to be advised on */
   adviseShare: 0.05,
+  /** the same for require() on the request path: a cached module costs a microsecond or two a call, and hoisting the
+   * call costs nothing */
+  hoistShare: 0.01,
   /** event-loop utilisation, by the loop's own work, at which a closed-loop load saturates the server */
   saturated: 0.9,
   /** mean latency over the time on the server at which requests mostly wait for those ahead of them */

@@ -21,6 +21,11 @@ import { originalLine } from './culprits/frame-index.js'
  * @property {AvoidableSite | null} via the package function the app called on the way, when it happened inside one
  * @property {number} siteShare the share of the profile charged to the site's function: its own code and the
  *   runtime's and packages' it calls (0 without a site)
+ * @property {number} siteTotal the share of the profile spent in the site's function and all it calls, app functions
+ *   included (0 without a site)
+ * @property {number} ownShare the share of the profile the site's function spent on its own lines that do it: for a
+ *   stack, the lines that build the Error or read its stack (V8 captures the frames in the constructor, which the
+ *   profile shows as the constructing function's own time)
  * @property {{ file: string, function: string, line: number, share: number }[]} inside code outside the runtime that
  *   ran within it — an Error.prepareStackTrace the app installed, a require hook, the module a require ran —, the
  *   outermost such function of each stack, most first, with the share of the profile spent in it
@@ -139,6 +144,8 @@ export function findAvoidable (model, opts = {}) {
       site: g.site === -1 ? null : siteOf(g.site, g.via === -1 ? names : calledNames(frames[g.via]), ctx),
       via: g.via === -1 ? null : siteOf(g.via, names, ctx),
       siteShare: g.site === -1 ? 0 : (charged.get(g.site) ?? 0) / model.total,
+      siteTotal: g.site === -1 ? 0 : frames[g.site].total / model.total,
+      ownShare: g.site === -1 || g.kind !== 'stack-trace' ? 0 : ownLinesValue(g.site, ['Error', 'captureStackTrace', 'get stack'], ctx) / model.total,
       inside: [...g.inside].sort((a, b) => b[1] - a[1]).map(([f, value]) => ({ file: frames[f].file, function: frames[f].name, line: frames[f].line, share: value / model.total }))
     }
   })
@@ -171,6 +178,28 @@ function siteOf (f, names, ctx) {
     }
   }
   return { function: frame.name, ...(frame.label ? { label: frame.label } : {}), file: frame.file, line: line ?? frame.line, functionLine: frame.line, kind: frame.kind }
+}
+
+/**
+ * The time a function spent on its own lines that make any of the calls named.
+ * @param {number} f
+ * @param {string[]} names
+ * @param {import('./culprits/context.js').CulpritContext} ctx
+ */
+function ownLinesValue (f, names, ctx) {
+  const frame = ctx.frameOf(f)
+  const fn = ctx.fnOf(f)
+  if (!fn) return 0
+  const lines = new Set()
+  for (const name of names) {
+    for (const at of callSites(fn, name)) {
+      const line = originalLine(frame, at.line, ctx.mapper, at.column)
+      if (line !== undefined) lines.add(line)
+    }
+  }
+  let value = 0
+  for (const [line, v] of frame.lines) if (lines.has(line)) value += v
+  return value
 }
 
 /**

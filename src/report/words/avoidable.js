@@ -15,12 +15,14 @@ function at (c) {
 }
 
 /**
- * What removing a share of the CPU gives: the same CPU serves 1 / (1 − share) times the requests.
+ * What removing a share of the CPU gives: the same CPU serves 1 / (1 − share) times the requests — "~1.9× the
+ * requests/s", or for a small share "~3% more requests/s".
  * @param {number} share
  */
 export function gain (share) {
   const x = 1 / Math.max(0.02, 1 - share)
-  return `~${x >= 10 ? Math.round(x) : x.toFixed(1)}×`
+  if (x < 1.1) return `~${Math.max(1, Math.round((x - 1) * 100))}% more requests/s`
+  return `~${x >= 10 ? Math.round(x) : x.toFixed(1)}× the requests/s`
 }
 
 /**
@@ -57,7 +59,7 @@ export function avoidableVerdict (f) {
   const c = f.cost
   return `The event loop is busy with work it need not do: ${whereDone(c)} ${avoidableWhat(c)}, ${formatPercent(c.share, 0)} of the serving threads' CPU` +
     `${installedClause(c.installed)} — though each request costs only ${formatMs(f.cpuPerRequestMs)} of CPU, the loop is ${formatPercent(f.utilization, 0)} busy. ` +
-    `Without it the same CPU would serve ${gain(c.share)} the requests.`
+    `Without it the same CPU would serve ${gain(c.share)}.`
 }
 
 /**
@@ -65,7 +67,7 @@ export function avoidableVerdict (f) {
  * @param {AvoidableSignal} c
  */
 export function avoidableAside (c) {
-  return ` ${capital(whereDone(c))} ${avoidableWhat(c)}: ${formatPercent(c.share, 0)} of the serving threads' CPU${installedClause(c.installed)}, work the request path need not do (${gain(c.share)} the requests at the same CPU without it).`
+  return ` ${capital(whereDone(c))} ${avoidableWhat(c)}: ${formatPercent(c.share, 0)} of the serving threads' CPU${installedClause(c.installed)}, work the request path need not do (${gain(c.share)} at the same CPU without it).`
 }
 
 /**
@@ -104,22 +106,24 @@ export function avoidableAdviceText (kind, c, stackTraceLimit = null) {
   switch (kind) {
     case 'stop-stack-traces': {
       const limit = stackTraceLimit !== null && stackTraceLimit > 10 ? ` Error.stackTraceLimit is ${stackTraceLimit} (Node's default is 10): every stack captured is that deep.` : ''
-      if (c.via) return `Stop ${c.via.package ?? 'the package'} from reading a stack on every call made at ${where}: it takes ${share} of the CPU — turn off its option that records the caller or the stack, at least in production (${gain(c.share)} the requests/s at the same CPU).${limit}`
+      if (c.via) return `Stop ${c.via.package ?? 'the package'} from reading a stack on every call made at ${where}: it takes ${share} of the CPU — turn off its option that records the caller or the stack, at least in production (${gain(c.share)} at the same CPU).${limit}`
       const what = c.wholeFunction ? `stop building an Error per call in ${where} to find its caller` : `stop reading Error stacks on the request path at ${where}`
       const how = c.wholeFunction
         ? 'pass the caller in (a name, or the module\'s logger bound to it), or log it only at levels you do not keep in production'
         : 'read `.stack` only when you print it, and create Errors only for errors'
-      return `${capital(what)}: ${c.wholeFunction ? 'it takes' : 'formatting them takes'} ${share} of the CPU, so ${gain(c.share)} the requests/s at the same CPU — ${how}.${limit}`
+      return `${capital(what)}: ${c.wholeFunction ? 'it takes' : 'formatting them takes'} ${share} of the CPU, so ${gain(c.share)} at the same CPU — ${how}.${limit}`
     }
     case 'use-async-api': {
       const api = c.kind === 'sync-crypto' ? `crypto.${c.runtime.replace(/Sync$/, '')}()` : c.kind === 'sync-zlib' ? 'zlib\'s async functions (zlib.gzip(), or a stream)' : 'child_process.execFile() or spawn()'
-      return `Use ${api} instead of the synchronous call at ${where}: it takes ${share} of the event loop's CPU, which then runs on libuv's thread pool (or the child) — the loop serves ${gain(c.share)} the requests/s where the machine has a core to spare, and no request waits behind the call.`
+      const off = c.kind === 'sync-process' ? 'the loop no longer waits for the child' : 'that work then runs on libuv\'s thread pool'
+      return `Use ${api} instead of the synchronous call at ${where}: it takes ${share} of the event loop's CPU, and ${off} — the loop serves ${gain(c.share)} where the machine has a core to spare, and no request waits behind the call.`
     }
     case 'read-files-once':
-      return `Read the file once at start-up and keep it (or use fs.promises) instead of fs.${c.runtime} at ${where} on every request: it takes ${share} of the CPU — ${gain(c.share)} the requests/s without it.`
+      return `Read the file once at start-up and keep it (or use fs.promises) instead of fs.${c.runtime} at ${where} on every request: it takes ${share} of the CPU — ${gain(c.share)} without it.`
     case 'hoist-require': {
       const hook = c.installed ? `, and every call goes through ${installedName(c.installed)}` : ''
-      return `Hoist the require() at ${where} to the top of its module: it runs on every request and takes ${share} of the CPU${hook} — ${gain(c.share)} the requests/s at the same CPU.`
+      if (c.via) return `${capital(where)} calls require() on every call: ${share} of the CPU${hook} — a package that loads modules on its request path; update it, or call it less often (${gain(c.share)} without it).`
+      return `Hoist the require() at ${where} to the top of its module: it runs on every request and takes ${share} of the CPU${hook} — ${gain(c.share)} at the same CPU.`
     }
   }
 }
@@ -136,7 +140,7 @@ export function precompileText (i, stackTraceLimit) {
     ? `every stack the app reads runs ${installedName(i)}${loaded}, which rewrites each frame (a source map's lookup): ${formatPercent(i.share, 0)} of the CPU`
     : `every require() on the request path runs ${installedName(i)}${loaded}: ${formatPercent(i.share, 0)} of the CPU`
   const limit = stackTraceLimit !== null && stackTraceLimit > 10 ? `, and Error.stackTraceLimit stays at Node's 10 (it is ${stackTraceLimit})` : ''
-  return `Precompile instead of registering at runtime: ${what}. Build the code ahead (the same transform as a build step) and start the server without ${who}, so stacks and modules are Node's own${limit} — ${gain(i.share)} the requests/s at the same CPU.`
+  return `Precompile instead of registering at runtime: ${what}. Build the code ahead (the same transform as a build step) and start the server without ${who}, so stacks and modules are Node's own${limit} — ${gain(i.share)} at the same CPU.`
 }
 
 /**
@@ -146,7 +150,7 @@ export function polyfillText (p) {
   const names = p.replaced.length > 2 ? `${p.replaced.slice(0, 2).join(', ')} and ${p.replaced.length - 2} more built-ins` : p.replaced.join(' and ')
   const by = p.package ? `${p.package}'s code` : `code at ${p.file}`
   const loaded = p.loadedAt ? ` (loaded at ${placeText(p.loadedAt.file, p.loadedAt.line)}${p.installer && p.installer !== p.package ? `, by ${p.installer}` : ''})` : p.installer && p.installer !== p.package ? ` (brought by ${p.installer})` : ''
-  return `${names} ${p.replaced.length === 1 ? 'is' : 'are'} replaced by ${by}${loaded}, where ${formatPercent(p.share, 0)} of the CPU goes: Node's built-ins are native — drop the polyfill, or load it only where the runtime lacks the feature (up to ${gain(p.share)} the requests/s).`
+  return `${names} ${p.replaced.length === 1 ? 'is' : 'are'} replaced by ${by}${loaded}, where ${formatPercent(p.share, 0)} of the CPU goes: Node's built-ins are native — drop the polyfill, or load it only where the runtime lacks the feature (up to ${gain(p.share)}).`
 }
 
 /**
