@@ -147,8 +147,9 @@ function markAvoidable (out, signals, category, limit) {
       : { ...out[i], line: site.line, facts: { kind: 'avoidable', cost } }
     if (i !== -1) out.splice(i, 1)
     else if (cost !== large) continue
+    // First where it is the verdict's concern; second, after the verdict's own first culprit, beside another.
     const first = cost === large && (category === 'event-loop' || category === 'healthy')
-    const at = first ? out.findIndex(c => c.measure !== 'listeners') : i
+    const at = first ? out.findIndex(c => c.measure !== 'listeners') : i === -1 ? Math.min(1, out.length) : i
     out.splice(at === -1 ? out.length : at, 0, marked)
   }
   if (out.length > limit) out.length = limit
