@@ -48,7 +48,15 @@ export function instrumentedSpans (t) {
  * @param {Sample[]} samples its samples in the window
  */
 export function quietSamples (t, samples) {
-  const spans = instrumentedSpans(t)
+  return clearOf(samples, instrumentedSpans(t))
+}
+
+/**
+ * The samples whose interval, widened by the margin, meets none of the spans.
+ * @param {Sample[]} samples
+ * @param {[number, number][]} spans epoch ms
+ */
+function clearOf (samples, spans) {
   if (spans.length === 0) return samples
   return samples.filter(s => {
     const from = s.time - s.interval - MARGIN_MS
@@ -116,13 +124,7 @@ function coveredSeconds (threads, of) {
  * @param {Sample[]} samples
  */
 function clearOfToggles (t, samples) {
-  const at = t.instruments.map(i => i.time)
-  if (at.length === 0) return samples
-  return samples.filter(s => {
-    const from = s.time - s.interval - MARGIN_MS
-    const to = s.time + MARGIN_MS
-    return at.every(x => x < from || x > to)
-  })
+  return clearOf(samples, t.instruments.map(i => /** @type {[number, number]} */ ([i.time, i.time])))
 }
 
 /**
