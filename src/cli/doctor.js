@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join, relative, resolve } from 'node:path'
 import { UsageError } from '../errors.js'
 import { diagnose } from '../analysis/diagnose.js'
-import { readRun } from '../analysis/run-data.js'
+import { dirSources, readRun } from '../analysis/run-data.js'
 import { THRESHOLDS } from '../analysis/thresholds.js'
 import { analyseRetainers } from '../heap/run-retainers.js'
 import { costRoseDuringLoad } from '../analysis/cost-check.js'
@@ -60,7 +60,7 @@ export async function run ({ values, positionals, command }, io) {
 
   if (str('analyse') !== undefined) {
     if (command.length > 0 || values.attach !== undefined) throw new UsageError(`give either --analyse <dir> or ${command.length > 0 ? '-- <command>' : '--attach <pid>'}, not both`)
-    await analyseRetainers(/** @type {string} */ (str('analyse')))
+    await analyseRetainers(/** @type {string} */ (str('analyse')), () => dirSources(/** @type {string} */ (str('analyse'))))
     const dir = /** @type {string} */ (str('analyse'))
     const diagnosis = wordDiagnosis(measured(diagnose(readRun(dir)), savedExperiments(dir)))
     return exitCode(diagnosis, await report(diagnosis, jsonFile, values, io))
@@ -87,7 +87,7 @@ export async function run ({ values, positionals, command }, io) {
     }
   })
   io.stderr.write('Analysing…\n')
-  await analyseRetainers(runDir)
+  await analyseRetainers(runDir, () => dirSources(runDir))
   const data = readRun(runDir)
   const facts = diagnose(data)
   // A setting the verdict names as its remedy is measured before it is advised (docs/diagnosis.md, Experiments).

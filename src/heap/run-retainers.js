@@ -4,12 +4,13 @@ import { existsSync, readFileSync } from 'node:fs'
 import { rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { analyseSnapshots } from './analyse.js'
-import { dirSources } from '../analysis/run-data.js'
 
 /**
  * @param {string} runDir
+ * @param {() => import('../profile/sources.js').SourceCache} sources the run's scripts as they ran, read only when
+ *   there are snapshots to analyse (the analysis reads them: analysis/run-data.js's dirSources; heap is below it)
  */
-export async function analyseRetainers (runDir) {
+export async function analyseRetainers (runDir, sources) {
   const out = join(runDir, 'retainers.json')
   if (existsSync(out)) return
   let r
@@ -24,7 +25,7 @@ export async function analyseRetainers (runDir) {
   const requests = Number(r.phases.find((/** @type {{ name: string }} */ p) => p.name === 'growth')?.requests) || 0
   let result
   try {
-    const a = await analyseSnapshots(files, { requests, sources: dirSources(runDir) })
+    const a = await analyseSnapshots(files, { requests, sources: sources() })
     result = { requests, culprits: a.culprits, survivors: a.survivors, minCount: a.threshold.minCount, error: null }
   } catch (err) {
     result = { requests, culprits: [], survivors: null, minCount: 0, error: String(/** @type {Error} */ (err)?.message ?? err) }

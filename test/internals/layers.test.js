@@ -15,7 +15,7 @@ const ALLOWED = {
   load: ['shared'],
   sampling: ['shared'],
   profile: ['shared'],
-  heap: ['shared'],
+  heap: ['shared', 'profile'],
   kube: ['shared'],
   probe: ['shared', 'sampling', 'profile'],
   runtime: ['shared', 'sampling', 'profile'],
