@@ -47,11 +47,15 @@ import { computeSignals } from './signals.js'
  */
 export function diagnose (data) {
   const signals = computeSignals(data)
-  const rule = decide(signals)
+  const decided = decide(signals)
   const failure = runFailure(data, signals)
-  const culprits = rule.category === 'insufficient-data' ? [] : collectCulprits(data, signals, rule.category)
-  const warnings = [...runWarnings(data, rule.category), ...sourceMapWarnings(data, culprits)]
+  const culprits = decided.category === 'insufficient-data' ? [] : collectCulprits(data, signals, decided.category)
+  const warnings = [...runWarnings(data, decided.category), ...sourceMapWarnings(data, culprits)]
   const damaged = warnings.some(w => w.affects !== 'nothing')
+  // Samples that cover too little of the load because the event logs that held them are gone are not a load too
+  // short: the verdict says so, and the advice is to record the run again, not to load longer.
+  const lost = warnings.filter(w => w.kind === 'events' && w.problem === 'missing').length
+  const rule = lost > 0 && decided.facts.kind === 'short-coverage' ? { ...decided, facts: { ...decided.facts, logsMissing: lost } } : decided
   return {
     tool: 'hotpath',
     version: VERSION,
@@ -64,7 +68,7 @@ export function diagnose (data) {
     recommendations: [
       ...(failure ? failureAdvice(failure, data.run) : []),
       ...(damaged ? recordAgain(data.run) : []),
-      ...(failed(failure, rule.category) ? [] : recommend(rule.category, signals, culprits, data.run))
+      ...(failed(failure, rule.category) || lost > 0 ? [] : recommend(rule.category, signals, culprits, data.run))
     ],
     load: data.run.load,
     processes: processesOf(signals),

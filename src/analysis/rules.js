@@ -11,7 +11,7 @@ export { THRESHOLDS }
 /**
  * What a verdict rests on, in numbers: which form of the verdict (`kind`) and the figures its summary cites. The
  * report words it (src/report/words/verdict.js).
- * @typedef {{ kind: 'short-coverage', coverage: number, minCoverage: number }
+ * @typedef {{ kind: 'short-coverage', coverage: number, minCoverage: number, logsMissing?: number }
  *   | { kind: 'no-requests' }
  *   | { kind: 'leak', bytesPerSecond: number, bytesPerRequest: number | null, growth: number, seconds: number }
  *   | { kind: 'gc', share: number, dominant: string | null }

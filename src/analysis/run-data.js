@@ -1,7 +1,8 @@
 // A recorded run as the analysis reads it: run.json, and every thread's event log and profiles, each checked.
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { UsageError } from '../errors.js'
+import { TargetError, UsageError } from '../errors.js'
+import { eventLogs, eventLogsOf, unfinishedRun } from '../run-files.js'
 import { correctUtilization } from './profile-utilization.js'
 import { PROFILE_KINDS, readThread } from './run-events.js'
 import { checkedProfile } from './run-profile-check.js'
@@ -101,12 +102,24 @@ import { mapRunSites } from './run-sites.js'
 export function readRun (dir) {
   const abs = resolve(dir)
   const runFile = join(abs, 'run.json')
-  if (!existsSync(runFile)) throw new UsageError(`no hotpath run in '${dir}' (run.json is missing)`)
+  if (!existsSync(runFile)) {
+    // Event logs without run.json: hotpath was stopped (killed) before it finished recording.
+    const unfinished = existsSync(abs) ? unfinishedRun(readdirSync(abs)) : null
+    if (unfinished !== null) {
+      throw new UsageError(`'${dir}' holds an unfinished run: ${eventLogsOf(unfinished)}, but no run.json (hotpath was stopped before it finished recording): nothing to analyse — record the run again (it may record into '${dir}')`)
+    }
+    throw new UsageError(`no hotpath run in '${dir}' (run.json is missing)`)
+  }
   let run
   try {
     run = JSON.parse(readFileSync(runFile, 'utf8'))
   } catch {
     throw new UsageError(`'${runFile}' is not valid JSON`)
+  }
+  // A run that failed before its load window: what it printed then, with the same exit code.
+  if (run?.kind === 'hotpath-run' && typeof run.failed?.message === 'string') {
+    const code = Number.isInteger(run.failed.exitCode) ? run.failed.exitCode : 2
+    throw new TargetError(`'${dir}' holds a run that failed before its load: ${run.failed.message}`, { exitCode: code, stderr: Array.isArray(run.failed.stderr) ? run.failed.stderr.map(String) : [] })
   }
   if (run?.kind !== 'hotpath-run' || typeof run.loadWindow?.start !== 'number' || typeof run.loadWindow.end !== 'number') {
     throw new UsageError(`'${runFile}' is not a hotpath run record`)
@@ -121,9 +134,12 @@ export function readRun (dir) {
   const names = readdirSync(abs)
   /** @type {RunDamage[]} */
   const damage = []
-  const threads = names
-    .filter(f => /^events-\d+-\d+\.ndjson$/.test(f))
-    .map(f => readThread(join(abs, f), damage))
+  const logs = eventLogs(names)
+  for (const lost of missingLogs(run, logs)) {
+    damage.push({ file: join(abs, lost.name), kind: 'events', pid: lost.pid, threadId: lost.threadId, problem: 'missing' })
+  }
+  const threads = logs
+    .map(l => readThread(join(abs, l.name), damage))
     .filter(t => t !== null)
     .sort((a, b) => a.pid - b.pid || a.threadId - b.threadId)
   const data = { dir: abs, run, threads, damage, profiles: new Map(), retainers: readRetainers(abs) }
@@ -137,6 +153,22 @@ export function readRun (dir) {
   // The places read off stacks, in the source the user wrote (the profiles are mapped as their models are built).
   mapRunSites(data)
   return data
+}
+
+/**
+ * The event logs the run wrote that are gone: those run.json lists and the directory no longer holds; for a run saved
+ * before run.json listed them, the loaded process's main thread's when no log is left at all (a probe that saw the
+ * target wrote one at least).
+ * @param {any} run
+ * @param {{ name: string, pid: number, threadId: number }[]} logs
+ * @returns {{ name: string, pid: number, threadId: number }[]}
+ */
+function missingLogs (run, logs) {
+  const here = new Set(logs.map(l => l.name))
+  if (Array.isArray(run.events)) return eventLogs(run.events.map(String)).filter(l => !here.has(l.name))
+  const pid = Number(run.listening?.pid)
+  if (logs.length > 0 || !(pid > 0)) return []
+  return [{ name: `events-${pid}-0.ndjson`, pid, threadId: 0 }]
 }
 
 /**

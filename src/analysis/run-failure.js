@@ -67,10 +67,10 @@ export function runFailure (data, signals) {
     const what = code === 127 ? 'the --on-port command was not found' : `the --on-port command ${code === null ? 'was killed' : `exited with code ${code}`}`
     return { category: 'load-failed', what, at: null, error: null, died: [], facts: { kind: 'on-port-failed', code } }
   }
-  // Judged as `hotpath load` judges it, from the figures (so runs saved before loads carried `failed` are judged alike).
-  // A load the user cut short (Ctrl-C a moment after it started) has too few responses to judge: the interruption is
-  // what happened, and the run says that instead.
-  const load = run.load && !run.aborted ? loadFailure(run.load) : null
+  // Judged as `hotpath load` judges it, from the figures (so runs saved before loads carried `failed` are judged alike),
+  // however the run ended: a load stopped by Ctrl-C after 18,888 responses, all 404, failed all the same. Only one
+  // stopped before any request ended is not judged (the interruption is what happened, and the run says that).
+  const load = run.load ? loadFailure(run.load, { interrupted: run.aborted }) : null
   if (run.load && load !== null) {
     const errors = run.load.errors
     return {

@@ -72,8 +72,10 @@ export async function run ({ values, positionals }, io) {
   }
   if (reportFile !== undefined) await writeReport(reportFile, a, b, values, io)
 
-  // A failed load measured its failures, not the server: no comparison with it passes.
+  // A failed load measured its failures, not the server: no comparison with it passes. Nor does one with a run whose
+  // damaged files cost its verdict or culprits (doctor --analyse exits 2 on it too).
   if (failed.length > 0) return LOAD_FAILED
+  if ([a, b].some(x => damagedFiles(x).length > 0)) return 2
   if (maxRegression !== undefined) {
     const gate = rows.filter(r => ['Requests/s', 'Latency p50', 'Latency p99'].includes(r.figure))
     const failed = gate.filter(r => r.verdict === 'worse' && Math.abs(r.change) * 100 > maxRegression)
@@ -161,12 +163,22 @@ async function writeReport (reportFile, a, b, values, io) {
  * @returns {string[]}
  */
 function runWarnings (x) {
-  if (!x.load) return []
+  const damaged = damagedFiles(x).map(w => `${x.path} is unreliable, files of the run are damaged: ${w.message}`)
+  if (!x.load) return damaged
   const failure = loadFailure(x.load)
   return [
-    ...(x.load.interrupted ? [`${x.path} was interrupted after ${x.load.duration.toFixed(1)} s: its figures cover the run until then`] : []),
-    ...(failure ? [`${x.path}: ${failure.detail}`] : [])
+    ...(failure ? [`${x.path}: ${failure.detail}`] : []),
+    ...damaged,
+    ...(x.load.interrupted ? [`${x.path} was interrupted after ${x.load.duration.toFixed(1)} s: its figures cover the run until then`] : [])
   ]
+}
+
+/**
+ * The damaged files of a doctor run that cost its verdict or culprits, as doctor names them.
+ * @param {Input} x
+ */
+function damagedFiles (x) {
+  return (x.diagnosis?.warnings ?? []).filter(w => w.affects !== 'nothing')
 }
 
 /** @param {import('../load/compare.js').SettingDifference} d */

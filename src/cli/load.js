@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises'
 import { TargetError, UsageError } from '../errors.js'
 import { load, preparePlan } from '../load/load.js'
 import { requestsHash } from '../load/requests.js'
-import { withMarks } from '../load/result.js'
+import { loadFailure, withMarks } from '../load/result.js'
 import { framed } from '../load/result-log.js'
 import { formatLoadResult, headlines } from '../report/load-text.js'
 import { Progress } from '../report/progress.js'
@@ -46,8 +46,8 @@ export const spec = {
 /**
  * @param {ReturnType<typeof import('./args.js').parseCommand>} args
  * @param {import('./main.js').Io} io
- * @returns {Promise<number>} exit code: 0 measured as asked, 3 the load failed, 4 the target failed, 130/143 stopped by
- *   SIGINT/SIGTERM (the partial result still written)
+ * @returns {Promise<number>} exit code: 0 measured as asked, 3 the load failed, 4 the target failed (however the run
+ *   ended), else 130/143 stopped by SIGINT/SIGTERM (the partial result still written)
  */
 export async function run ({ values, positionals, command }, io) {
   const options = await loadOptionsFromFlags(values)
@@ -69,9 +69,10 @@ export async function run ({ values, positionals, command }, io) {
   const waiting = sayWait(startAt, segment, io)
   let result = await measure(loadOptions, plan, Boolean(values['no-progress']) || waiting, io, stop, target)
   result = withSettings(result, plan)
+  // Stopped early, the load is judged on the requests that ended (failure.js): stopped while it waited for --start-at,
+  // or before any answer came, says nothing of the server; 404 for every request that ended does.
   if (stop.signalled !== null) result = withMarks(result, { interrupted: true })
-  // Stopped while it waited for --start-at: nothing was sent, which says nothing of the server.
-  if (stop.signalled !== null && !result.hotpath.shard.began) result.failed = null
+  if (stop.signalled !== null) result.failed = result.hotpath.shard.began ? loadFailure(result, { interrupted: true }) : null
   return report(result, values, io, stop, target)
 }
 
@@ -237,9 +238,10 @@ async function report (result, values, io, stop, target) {
   // After the result: a run that failed says so first; this only says where it went.
   const others = target ? otherHttpPorts(target.listening, parseTarget(result.url).port) : []
   if (others.length > 0) io.stderr.write(`hotpath load: the load went to ${result.url} only:${otherPortsSentence(others)}\n`)
-  if (stop.signalled !== null) return signalExit(stop.signalled)
+  // A run that did not measure what was asked says so in its code however it ended (as outcomeExit orders it).
   if (crashed) return TARGET_FAILED
   if (result.failed) return LOAD_FAILED
+  if (stop.signalled !== null) return signalExit(stop.signalled)
   return 0
 }
 

@@ -68,6 +68,7 @@ export async function recordFromFlags (values, command, io, probe) {
       : probe.profileInterval,
     profileSlice,
     signal: abort.signal,
+    notice: (line) => io.stderr.write(`${line}\n`),
     status: (line) => {
       io.stderr.write(`${line}\n`)
       progress.start()

@@ -16,12 +16,17 @@ const answered = (/** @type {string} */ code) => code[0] === '2' || code === '30
  * - or more than half of the requests that ended did not get a 2xx (or 304) response: other statuses (`non-2xx`) or
  *   errors — timeouts, resets, refused connections, responses that were not HTTP, each counted once (`errors`),
  *   whichever there were more of.
+ * A load stopped early (Ctrl-C, SIGTERM, a target that exited) is judged on the requests that ended before it
+ * stopped, however few: 404 for each of them is a failed load whenever it ended. Only one that ended none (stopped
+ * before any answer could come) is not judged: that it got none says nothing of the server.
  * @param {LoadResult} result
+ * @param {{ interrupted?: boolean }} [how] whether the load was stopped early (default: as `result.interrupted` says)
  * @returns {LoadFailure | null}
  */
-export function loadFailure (result) {
+export function loadFailure (result, how = {}) {
   const completed = result.requests.total
   const errors = result.errors
+  if ((how.interrupted ?? result.interrupted === true) && completed + errors === 0) return null
   const statuses = Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => ({ code, count: s.count }))
   const badResponses = statuses.filter(s => !answered(s.code)).reduce((a, s) => a + s.count, 0)
   const bad = badResponses + errors

@@ -24,12 +24,13 @@ export function formatLoadResult (r, opts = {}) {
 export function headlines (r, command) {
   const say = (/** @type {string} */ text) => `hotpath ${command}: ${text}`
   const lines = []
+  // A failure first, however the run ended: it is what the exit code says.
+  if (r.failed) lines.push(say(r.failed.detail))
   if (r.interrupted) {
     lines.push(say(r.hotpath.options.machines > 1
       ? 'interrupted: a merged result was stopped early, so the figures cover less than was asked'
       : `interrupted after ${r.duration.toFixed(1)} s: the figures cover the run until then`))
   }
-  if (r.failed) lines.push(say(r.failed.detail))
   if (r.merged && !r.merged.together) {
     lines.push(say(`warning: the merged results did not run at the same time (${r.merged.overlap.toFixed(1)} s in common over ` +
       `${r.merged.span.toFixed(1)} s): counts and percentiles add up, but requests/s and the duration describe no single load`))

@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import { readdirSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { load } from '../load/load.js'
 import { VERSION } from '../version.js'
 import { listeningUrl, TargetProcess } from './target-process.js'
-import { freshRunDir } from './run-dir.js'
+import { clearRunThatMeasuredNothing, freshRunDir } from './run-dir.js'
+import { EVENT_LOG, eventLogs } from '../run-files.js'
 import { attachedTarget, inspectProcess } from './attach.js'
 import { hostNow, hostUseSince } from './host-use.js'
 import { recordMemoryPhases } from './memory-phases.js'
@@ -32,6 +33,7 @@ import { recordMemoryPhases } from './memory-phases.js'
  * @property {(bin: import('../load/recorder.js').Bin) => void} [onBin]
  * @property {Omit<import('./memory-phases.js').MemoryPhaseOptions, 'heapInterval'> | null} [memory] the heap phases
  *   after the window (allocation samples, retainer snapshots), when its figures ask for them; null: none
+ * @property {(line: string) => void} [notice] a line for a person that is not progress (a directory's files replaced)
  */
 
 /**
@@ -58,6 +60,7 @@ import { recordMemoryPhases } from './memory-phases.js'
  *   the machine, and what its other processes used during the window (a database the target waits on among them)
  *   the machine, and the CPU it and hotpath itself (with its load threads) used during the load window: what other
  *   processes took is the rest minus the target's
+ * @property {string[]} [events] the event logs the probes wrote (runs recorded before it was kept have none)
  */
 
 /**
@@ -68,10 +71,60 @@ import { recordMemoryPhases } from './memory-phases.js'
 export async function recordRun (options) {
   // A process that cannot be attached to is refused before anything is made.
   if (options.attach) inspectProcess(options.attach)
-  const runDir = freshRunDir(options.runDir, f => f === 'run.json' || /^events-\d+-\d+\.ndjson$/.test(f))
-  const status = options.status ?? (() => {})
+  const replaced = clearRunThatMeasuredNothing(options.runDir, isDoctorFile)
+  if (replaced !== null) options.notice?.(`Recording into '${options.runDir}', which held ${replaced}: its files are replaced`)
+  const runDir = freshRunDir(options.runDir, f => f === 'run.json' || EVENT_LOG.test(f))
   const target = probedTarget(options, runDir)
   const startedAt = Date.now()
+  try {
+    return await record(options, runDir, target, startedAt)
+  } catch (err) {
+    // A run that failed before its load window still says so in its directory: --analyse and compare repeat the
+    // line and the exit code, and the next run may record there.
+    writeFailedRecord(runDir, target, startedAt, err)
+    throw err
+  }
+}
+
+/**
+ * The files a doctor run writes into its directory (run.json, the probes' event logs and profiles, the heap phases'
+ * files, experiments, the report).
+ * @param {string} name
+ */
+export function isDoctorFile (name) {
+  return name === 'run.json' || name === 'retainers.json' || name === 'experiments.json' || name === 'report.html' ||
+    EVENT_LOG.test(name) || /^(cpu|heap-allocations|heap-retained)-\d+-\d+\.(cpuprofile|heapprofile)$/.test(name) ||
+    /^retained-\d+\.heapsnapshot$/.test(name)
+}
+
+/**
+ * @param {string} runDir
+ * @param {{ command: string[], tail: () => string[] }} target
+ * @param {number} startedAt
+ * @param {unknown} err
+ */
+function writeFailedRecord (runDir, target, startedAt, err) {
+  const e = /** @type {{ message?: string, exitCode?: unknown, stderr?: unknown }} */ (err)
+  /** @type {import('../run-files.js').FailedRun} */
+  const failed = {
+    message: String(e?.message ?? err),
+    exitCode: typeof e?.exitCode === 'number' ? e.exitCode : 70,
+    stderr: Array.isArray(e?.stderr) ? e.stderr : target.tail()
+  }
+  try {
+    writeFileSync(resolve(runDir, 'run.json'), JSON.stringify({ kind: 'hotpath-run', version: VERSION, command: target.command, cwd: process.cwd(), startedAt, failed, loadWindow: null }, null, 2))
+  } catch {}
+}
+
+/**
+ * @param {RunOptions} options
+ * @param {string} runDir
+ * @param {TargetProcess | import('./attach.js').AttachedTarget} target
+ * @param {number} startedAt
+ * @returns {Promise<RunRecord>}
+ */
+async function record (options, runDir, target, startedAt) {
+  const status = options.status ?? (() => {})
   await target.start()
   const { channel } = target
   // A probe that connects late (a cluster worker forked mid-run) learns whether the load is on.
@@ -140,7 +193,10 @@ export async function recordRun (options) {
     stderr: target.tail(),
     probe: { interval: options.interval, profileInterval: options.profileInterval, heapInterval: options.heapInterval, profileSlice: options.profileSlice ?? null },
     ...phases,
-    host: hostUse
+    host: hostUse,
+    // What the probes wrote, so that a log deleted or lost since is said missing rather than read as a thread that
+    // never ran.
+    events: eventLogs(readdirSync(runDir)).map(l => l.name)
   }
   writeFileSync(resolve(runDir, 'run.json'), JSON.stringify(record, null, 2))
   return record

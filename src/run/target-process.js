@@ -7,6 +7,14 @@ const PRELOAD = new URL('../probe/preload.js', import.meta.url).href
 const TAIL_LINES = 30
 /** ms a target that listens on ports of other kinds is given to open an HTTP server, before those ports are tried. */
 const HTTP_GRACE = 1000
+/**
+ * ms a target whose every port was tried and spoke no HTTP is given to open another, before the run fails: an app may
+ * open an internal service first and its HTTP server a moment later, but not waiting for one that never comes costs
+ * the whole --listen-timeout (30 s) for a port that said at once it is not HTTP.
+ */
+const NO_HTTP_WAIT = 1000
+/** The exit code of a load that failed (cli/exit-codes.js: LOAD_FAILED): a port that speaks no HTTP is one. */
+const LOAD_FAILED = 3
 
 /**
  * @typedef {object} Listening
@@ -48,6 +56,10 @@ export class TargetProcess {
     this.stopping = false
     /** @type {Set<number>} ports spoken HTTP to, without an answer */
     this.spoken = new Set()
+    /** @type {Map<number, string>} what each port that speaks no HTTP answered instead, in words */
+    this.answers = new Map()
+    /** @type {number | null} when the last port spoken to answered no HTTP */
+    this.triedAt = null
     /** @type {ExitInfo | null} */
     this.exitInfo = null
     this.opts = opts
@@ -125,6 +137,12 @@ export class TargetProcess {
       const found = port !== undefined ? this.listening.find(l => l.port === port) : await this.httpListener(otherSince)
       if (found) return found
       if (port === undefined && otherSince === null && this.listening.length > 0) otherSince = Date.now()
+      const tried = port === undefined ? this.noHttpSince() : null
+      if (tried !== null && Date.now() - tried >= NO_HTTP_WAIT) {
+        const ports = this.ports()
+        const answers = ports.length === 1 ? `: ${[...this.answers.values()][0]}` : ` (${[...this.answers.entries()].map(([p, a]) => `port ${p}: ${a}`).join('; ')})`
+        throw new TargetError(`the target listens on ${ports.join(', ')}, but speaks no HTTP there${answers}; --port chooses the port to load`, { exitCode: LOAD_FAILED, stderr: this.tail() })
+      }
       if (this.exitInfo) {
         throw new TargetError(`the target exited ${describeExit(this.exitInfo)} before listening`, { exitCode: 4, stderr: this.tail() })
       }
@@ -152,10 +170,22 @@ export class TargetProcess {
     for (const l of this.listening) {
       if (!this.spoken.has(l.port)) {
         this.spoken.add(l.port)
-        if (await speaksHttp(l.host, l.port)) return { ...l, http: true }
+        const answer = await speaksHttp(l.host, l.port)
+        if (answer === null) return { ...l, http: true }
+        this.answers.set(l.port, answer)
+        this.triedAt = Date.now()
       }
     }
     return undefined
+  }
+
+  /**
+   * When the last port was found to speak no HTTP, if every port the target opened has been, and none did; else null.
+   * @returns {number | null}
+   */
+  noHttpSince () {
+    if (this.listening.length === 0 || this.triedAt === null) return null
+    return this.listening.every(l => this.answers.has(l.port)) ? this.triedAt : null
   }
 
   /** The ports the target listens on, for a message that says which it opened. */
@@ -252,27 +282,40 @@ function portAnswers (port) {
  * Whether a server answers an HTTP request with an HTTP response within a second.
  * @param {string} host
  * @param {number} port
- * @returns {Promise<boolean>}
+ * @returns {Promise<string | null>} null when it does; else what it did instead, in words
  */
 function speaksHttp (host, port) {
   return new Promise((resolve) => {
     const socket = net.connect({ host, port })
     let got = ''
-    const done = (/** @type {boolean} */ ok) => {
+    let settled = false
+    const done = (/** @type {string | null} */ answer) => {
+      if (settled) return
+      settled = true
       clearTimeout(timer)
       socket.destroy()
-      resolve(ok)
+      resolve(got.startsWith('HTTP/1.') ? null : answer)
     }
-    const timer = setTimeout(() => done(false), 1000)
+    const timer = setTimeout(() => done(got.length > 0 ? answered(got) : 'no answer to GET / within 1 s'), 1000)
     socket.setEncoding('latin1')
     socket.once('connect', () => socket.write(`GET / HTTP/1.1\r\nHost: ${host}:${port}\r\nConnection: close\r\n\r\n`))
     socket.on('data', (/** @type {string} */ c) => {
       got += c
-      if (got.length >= 8) done(got.startsWith('HTTP/1.'))
+      if (got.length >= 8) done(answered(got))
     })
-    socket.once('error', () => done(false))
-    socket.once('close', () => done(got.startsWith('HTTP/1.')))
+    socket.once('error', (/** @type {NodeJS.ErrnoException} */ err) => done(got.length > 0 ? answered(got) : `the connection failed: ${err.code ?? err.message}`))
+    socket.once('close', () => done(got.length > 0 ? answered(got) : 'it closed the connection without answering'))
   })
+}
+
+/**
+ * What a port that is not HTTP answered, as a person can read it: its first printable characters.
+ * @param {string} bytes
+ */
+function answered (bytes) {
+  const line = bytes.split(/\r?\n/)[0] || bytes
+  const text = line.slice(0, 40).replace(/[^\x20-\x7e]/g, '·')
+  return `it answered ${JSON.stringify(text)}${line.length > 40 ? '…' : ''}`
 }
 
 /** @param {number} ms */

@@ -50,7 +50,10 @@ function entries (n, constructor) {
 function ruleSentence (f) {
   switch (f.kind) {
     case 'short-coverage':
-      return `Not enough data: the probe's samples cover only ${f.coverage.toFixed(2)} s of the load (at least ${f.minCoverage} s are needed); run the load longer.`
+      // logsMissing: event logs of the run are gone (said first, with their files): loading longer would not help.
+      return f.logsMissing
+        ? `Not enough data: the probe's samples left cover only ${f.coverage.toFixed(2)} s of the load (at least ${f.minCoverage} s are needed), because ${f.logsMissing === 1 ? 'the event log that held them is' : `${f.logsMissing} event logs that held them are`} missing.`
+        : `Not enough data: the probe's samples cover only ${f.coverage.toFixed(2)} s of the load (at least ${f.minCoverage} s are needed); run the load longer.`
     case 'no-requests':
       return 'Not enough data: the server finished no request during the load, and its event loop was not blocked.'
     case 'leak': {
