@@ -150,7 +150,7 @@ export function resolvedPlan (plan, c, checked) {
  * An agent-pool experiment that measured nothing: the limit is in the code (`in-code`), the starts could not tell
  * (`unclear`), or the server cannot be restarted (`no-command`).
  * @param {ExperimentPlan} plan
- * @param {'in-code' | 'unclear' | 'no-command' | 'budget' | 'interrupted'} stopped
+ * @param {'in-code' | 'unclear' | 'no-command' | 'budget' | 'interrupted' | 'proposed'} stopped
  * @param {{ checked?: string[], unclear?: string[] }} [found]
  * @returns {Experiment}
  */

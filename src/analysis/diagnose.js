@@ -1,6 +1,6 @@
 import { VERSION } from '../version.js'
 import { collectCulprits } from './culprits.js'
-import { recommend } from './recommendations.js'
+import { heapTarget, recommend } from './recommendations.js'
 import { collectEvidence } from './evidence.js'
 import { decide } from './rules.js'
 import { runFailure } from './run-failure.js'
@@ -55,7 +55,8 @@ export function diagnose (data) {
   // Samples that cover too little of the load because the event logs that held them are gone are not a load too
   // short: the verdict says so, and the advice is to record the run again, not to load longer.
   const lost = warnings.filter(w => w.kind === 'events' && w.problem === 'missing').length
-  const rule = lost > 0 && decided.facts.kind === 'short-coverage' ? { ...decided, facts: { ...decided.facts, logsMissing: lost } } : decided
+  const counted = lost > 0 && decided.facts.kind === 'short-coverage' ? { ...decided, facts: { ...decided.facts, logsMissing: lost } } : decided
+  const rule = { ...counted, facts: { ...counted.facts, snapshots: snapshotFacts(data.run, signals) } }
   return {
     tool: 'hotpath',
     version: VERSION,
@@ -82,6 +83,25 @@ export function diagnose (data) {
       stderr: data.run.stderr
     }
   }
+}
+
+/**
+ * Whether the heap snapshots after the load, asked for by what it left alive or by a cost per request that rose, are
+ * still to come (the verdict printed before them), were not taken (beyond their budget of time, or skipped), or were
+ * taken; null when none were asked for. Without them a leak's verdict rests on the heap's trend alone, and says so.
+ * @param {import('../run/doctor-run.js').RunRecord} run
+ * @param {import('./signals.js').Signals} s
+ * @returns {import('./rules.js').SnapshotFacts | null}
+ */
+function snapshotFacts (run, s) {
+  const r = run.retainers
+  if (!r) return null
+  const t = s.memory.trend
+  const trend = t === null ? null : { r2: t.r2, kept: t.settled ? t.rise : null }
+  const about = { reason: r.reason, keptBytes: r.keptBytes, target: heapTarget(run), trend }
+  if (r.pending) return { state: 'pending', ...about, heapBytes: r.pending.heapBytes, seconds: r.pending.seconds, budget: r.pending.budget }
+  if (r.skipped) return { state: 'skipped', why: r.skipped.why, ...about, heapBytes: r.skipped.heapBytes, seconds: r.skipped.seconds, budget: r.skipped.budget }
+  return { state: r.error === null ? 'taken' : 'failed', ...about, heapBytes: null, seconds: null, budget: null }
 }
 
 /**

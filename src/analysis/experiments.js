@@ -77,8 +77,12 @@ const MB = 1048576
  * @property {TriedValue[]} tried in the order tried
  * @property {string | null} chosen the smallest value that gave most of the gain (80% of the best), or null
  * @property {'helps' | 'no-gain' | 'worse' | 'failed' | 'not-run'} verdict
- * @property {'plateau' | 'worse' | 'ladder-end' | 'budget' | 'interrupted' | 'failed' | 'no-command' | 'in-code' | 'unclear'} stopped
- *   why no more values were tried (`in-code`: no variable sets the agent's limit; `unclear`: the starts could not tell)
+ * @property {'plateau' | 'worse' | 'ladder-end' | 'budget' | 'interrupted' | 'failed' | 'no-command' | 'in-code' | 'unclear' | 'proposed'} stopped
+ *   why no more values were tried (`in-code`: no variable sets the agent's limit; `unclear`: the starts could not tell;
+ *   `proposed`: not asked for — `proposal` says how to measure it)
+ * @property {{ seconds: number, command: string, values: string[] }} [proposal] for a setting not measured because
+ *   the run did not ask (no --experiment-time): the doctor command that measures it, how long that takes at most (all
+ *   the proposed settings together), and the values it would try
  * @property {number} seconds the experiment's wall time
  * @property {number} phaseSeconds each phase's measured load, after its warm-up
  * @property {ExperimentPlan['facts']} [facts]

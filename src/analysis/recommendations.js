@@ -263,7 +263,7 @@ function waitAdvice (s) {
  * How to point `hotpath heap` at the same target.
  * @param {{ command: string[], attached?: number }} run
  */
-function heapTarget (run) {
+export function heapTarget (run) {
   return run.attached ? `--attach ${run.attached}` : `-- ${run.command.join(' ')}`
 }
 
@@ -302,10 +302,17 @@ export function withExperiments (advice, experiments) {
     // Where an agent's limit is set (in the code, or in a variable doctor could not restart the server with) is said
     // after the advice about the agent, measured or not.
     if (experiment.verdict === 'not-run') {
-      if (advisedUnmeasured(experiment)) out.splice(agentAdviceEnd(out), 0, measured)
+      // A setting not measured because the run did not ask: how to measure it, after the advice it would back.
+      if (experiment.stopped === 'proposed') {
+        const generic = genericAdvice(experiment)
+        const at = generic === null ? -1 : out.findIndex(a => a.kind === generic)
+        out.splice(at >= 0 ? at + 1 : experiment.why === 'agent-pool' ? agentAdviceEnd(out) : out.length, 0, measured)
+      } else if (advisedUnmeasured(experiment)) {
+        out.splice(agentAdviceEnd(out), 0, measured)
+      }
       continue
     }
-    const generic = experiment.why === 'scavenges' ? 'scavenges' : experiment.why === 'heap-near-limit' ? 'heap-near-limit' : experiment.why === 'agent-pool' ? 'agent-queue' : null
+    const generic = genericAdvice(experiment)
     const at = out.findIndex(a => a.kind === generic)
     // An experiment that could not run measured nothing: the generic line stays, and the failure is said after it.
     const keep = experiment.verdict === 'failed'
@@ -314,6 +321,15 @@ export function withExperiments (advice, experiments) {
     else out.splice(at >= 0 ? at + (keep ? 1 : 0) : experiment.why === 'agent-pool' ? agentAdviceEnd(out) : out.length, 0, measured)
   }
   return out
+}
+
+/**
+ * The advice about a setting that its experiment's measurement replaces.
+ * @param {import('./experiments.js').Experiment} e
+ * @returns {Advice['kind'] | null}
+ */
+function genericAdvice (e) {
+  return e.why === 'scavenges' ? 'scavenges' : e.why === 'heap-near-limit' ? 'heap-near-limit' : e.why === 'agent-pool' ? 'agent-queue' : null
 }
 
 /**

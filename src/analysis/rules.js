@@ -26,9 +26,20 @@ export { THRESHOLDS }
 /**
  * A verdict's facts, with the CPU other processes used when it was enough to distort them (else null), and the
  * other ports the target served HTTP on, which the verdict is not about (else null).
- * @typedef {RuleFacts & { otherCores: number | null, otherPorts: number[] | null, growingCost: GrowingCost | null, avoidable?: import('./signals-avoidable.js').AvoidableSignal | null }} VerdictFacts
+ * @typedef {RuleFacts & { otherCores: number | null, otherPorts: number[] | null, growingCost: GrowingCost | null, avoidable?: import('./signals-avoidable.js').AvoidableSignal | null, snapshots?: SnapshotFacts | null }} VerdictFacts
  *   avoidable: the largest avoidable cost, when it holds a large share of the serving threads' CPU (absent in runs
  *   analysed before hotpath looked)
+ *   snapshots: the heap snapshots after the load (SnapshotFacts)
+ */
+
+/**
+ * The heap snapshots doctor takes after the load when it left megabytes alive (`reason: 'kept'`) or each request cost
+ * more than the last (`cost`): still to come after the verdict (`pending`), `taken`, `failed`, or `skipped` — `why`
+ * `budget` (they would not have finished within `budget` seconds: `seconds` estimated for a heap of `heapBytes`),
+ * `interrupted` (Ctrl-C) or `not-asked` (the target was gone). `trend`: the heap trend's R² and what the full
+ * collections around the load saw it keep, which a verdict without snapshots rests on. diagnose.js adds them.
+ * @typedef {{ state: 'pending' | 'taken' | 'failed' | 'skipped', why?: 'budget' | 'interrupted' | 'not-asked', reason: 'kept' | 'cost', keptBytes: number,
+ *   heapBytes: number | null, seconds: number | null, budget: number | null, target: string, trend: { r2: number, kept: number | null } | null }} SnapshotFacts
  */
 
 /**

@@ -36,7 +36,7 @@ export function parseCommand (spec, argv) {
   }
   try {
     const { values, positionals } = parseArgs({ args: own, options, allowPositionals: true, strict: true })
-    return { values, positionals, command, help: values.help === true }
+    return { values, positionals, command, help: values.help === true, flags: own }
   } catch (err) {
     throw new UsageError(`${cleanParseError(/** @type {Error} */ (err))} (see hotpath ${spec.name} --help)`)
   }

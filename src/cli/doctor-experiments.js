@@ -1,13 +1,13 @@
-// doctor's experiments from its flags: which settings to measure after the run (the verdict's, unless
-// --no-experiments, and the user's --try), within --experiment-time, and where they are kept (experiments.json in the
-// run directory, so that --analyse reports them again).
+// doctor's experiments from its flags: which settings the verdict calls for (unless --no-experiments, and the user's
+// --try); measured after the verdict within --experiment-time when asked for, else proposed with the command that
+// measures them and how long it takes; kept in the run directory (experiments.json), so that --analyse reports them.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { UsageError } from '../errors.js'
 import { parseTry, plannedExperiments } from '../analysis/experiments.js'
 import { agentRecord } from '../analysis/agent-limits.js'
 import { computeSignals } from '../analysis/signals.js'
-import { runExperiments } from '../experiments/runner.js'
+import { plannedSeconds, runExperiments } from '../experiments/runner.js'
 import { durationFlag } from './args.js'
 import { loadOptionsFromFlags } from './load-options.js'
 
@@ -15,13 +15,17 @@ const FILE = 'experiments.json'
 
 /** @type {Record<string, import('./args.js').OptionSpec>} */
 export const EXPERIMENT_FLAGS = {
-  'no-experiments': { type: 'boolean', description: 'do not measure the runtime settings the verdict calls for (semi-space, heap limit, thread pool, a full agent\'s socket limit set in the environment) before advising them' },
-  'experiment-time': { type: 'string', value: 'time', description: 'the most the experiments may take, all settings together', default: '90s' },
-  try: { type: 'string', value: 'settings', description: 'measure your own hypothesis against the baseline: node flags and NAME=value (--try=\'--max-semi-space-size=64 UV_THREADPOOL_SIZE=8\')' }
+  'no-experiments': { type: 'boolean', description: 'do not propose or measure the runtime settings the verdict calls for (semi-space, heap limit, thread pool, a full agent\'s socket limit set in the environment)' },
+  'experiment-time': { type: 'string', value: 'time', description: 'measure the settings the verdict calls for, after it, for at most this long (each phase restarts the server), e.g. 90s', default: 'none: the command that measures them is proposed, with how long it takes' },
+  try: { type: 'string', value: 'settings', description: 'measure your own hypothesis against the baseline: node flags and NAME=value (--try=\'--max-semi-space-size=64 UV_THREADPOOL_SIZE=8\'; 90 s unless --experiment-time)' }
 }
 
+/** The experiments' time when --try asks for one and --experiment-time does not say. */
+const TRY_SECONDS = 90
+
 /**
- * The experiment flags, checked before anything starts.
+ * The experiment flags, checked before anything starts. The experiments run only when asked for (--experiment-time,
+ * --try): they restart the server for each phase, tens of seconds beyond the verdict, which comes first.
  * @param {Record<string, unknown>} values
  */
 export function experimentFlags (values) {
@@ -31,14 +35,108 @@ export function experimentFlags (values) {
     if ('error' in parsed) throw new UsageError(parsed.error)
   }
   const raw = /** @type {string | undefined} */ (values['experiment-time'])
-  const seconds = /** @type {number} */ (durationFlag('experiment-time', raw ?? '90s'))
-  return { auto: values['no-experiments'] !== true, tryText, budgetMs: seconds * 1000 }
+  const seconds = raw === undefined ? (tryText !== undefined ? TRY_SECONDS : 0) : /** @type {number} */ (durationFlag('experiment-time', raw))
+  return { auto: values['no-experiments'] !== true, measure: raw !== undefined, tryText, budgetMs: seconds * 1000 }
 }
 
 /**
- * Measures what the run's verdict calls for, and --try; writes them into the run directory. Nothing for a run that
- * failed or was interrupted: its figures are not a baseline.
+ * @typedef {object} SettingsPlan what the verdict's settings come to before anything is measured
+ * @property {import('../analysis/experiments.js').ExperimentPlan[]} plans to measure now (the flags asked for it)
+ * @property {import('../analysis/experiments.js').Experiment[]} records what is said without measuring: settings
+ *   doctor cannot measure here (no command it started, an agent's limit fixed in the code) or that were not asked
+ *   for (`proposed`: with the command that measures them and how long it takes)
+ */
+
+/**
+ * Which settings the run's verdict calls for, and --try; which are measured now, and which are only said. Nothing for
+ * a run that failed or was interrupted: its figures are not a baseline.
  * @param {import('../analysis/diagnose.js').Diagnosis} facts
+ * @param {import('../analysis/run-data.js').RunData} data
+ * @param {Record<string, unknown>} values
+ * @param {string[]} command
+ * @param {ReturnType<typeof experimentFlags>} flags
+ * @param {string[]} argv doctor's own flags as given (before --), for the command that measures what is proposed
+ * @returns {Promise<SettingsPlan>}
+ */
+export async function planSettings (facts, data, values, command, flags, argv) {
+  /** @type {import('../analysis/experiments.js').ExperimentPlan[]} */
+  const plans = flags.auto && facts.failure === null && !data.run.aborted ? plannedExperiments(facts.category, computeSignals(data), targetEnv(command)) : []
+  if (flags.tryText !== undefined && facts.failure === null && !data.run.aborted) {
+    plans.push({ setting: 'try', kind: 'try', why: 'try', current: null, ladder: [flags.tryText.trim().split(/\s+/).join(' ')] })
+  }
+  if (plans.length === 0) return { plans: [], records: [] }
+  // Each phase restarts the server: only a command doctor started itself can be, and only its built-in load repeated.
+  if (command.length === 0 || values['on-port'] !== undefined) {
+    const records = plans.map(p => p.kind === 'code'
+      ? agentRecord(p, (p.candidates ?? []).length > 0 ? 'no-command' : 'in-code')
+      : notRun(p, 'no-command'))
+    return { plans: [], records }
+  }
+  if (flags.budgetMs > 0) return { plans, records: [] }
+  // Not asked for: an agent's limit that nothing the app reads could set is in the code, said without a start; the
+  // rest is proposed, with the command that measures it and how long that takes.
+  const load = await loadOptionsFromFlags(/** @type {any} */ (values))
+  const seconds = plannedSeconds(plans.filter(p => p.kind !== 'code' || (p.candidates ?? []).length > 0), phaseSeconds(load))
+  const budget = Math.ceil(seconds / 10) * 10
+  const proposed = { seconds: Math.round(seconds), command: rerunCommand(argv, command, budget) }
+  const records = plans.map(p => p.kind === 'code' && (p.candidates ?? []).length === 0
+    ? agentRecord(p, 'in-code')
+    : { ...(p.kind === 'code' ? agentRecord(p, 'proposed') : notRun(p, 'proposed')), proposal: { ...proposed, values: p.kind === 'code' ? [] : p.ladder } })
+  return { plans: [], records }
+}
+
+/**
+ * An experiment that measured nothing, and why.
+ * @param {import('../analysis/experiments.js').ExperimentPlan} p
+ * @param {'no-command' | 'proposed'} stopped
+ * @returns {import('../analysis/experiments.js').Experiment}
+ */
+function notRun (p, stopped) {
+  return { setting: p.setting, kind: p.kind, why: p.why, current: p.current, tried: [], chosen: null, verdict: 'not-run', stopped, seconds: 0, phaseSeconds: 0, ...(p.facts ? { facts: p.facts } : {}) }
+}
+
+/**
+ * Seconds each phase of an experiment measures: doctor's own load, at most 5 s of it.
+ * @param {Awaited<ReturnType<typeof loadOptionsFromFlags>>} load
+ */
+function phaseSeconds (load) {
+  return Math.min(5, load.duration ?? 10)
+}
+
+/**
+ * The doctor command that measures the settings: the same flags, with --experiment-time and without those that name
+ * this run's files.
+ * @param {string[]} argv
+ * @param {string[]} command
+ * @param {number} seconds
+ */
+function rerunCommand (argv, command, seconds) {
+  const own = []
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i]
+    const name = /^--([\w-]+)/.exec(word)?.[1]
+    if (name !== undefined && ['save', 'json', 'report', 'experiment-time'].includes(name)) {
+      if (!word.includes('=')) i++
+      continue
+    }
+    if (name === 'open' || name === 'no-progress') continue
+    own.push(word)
+  }
+  return ['hotpath', 'doctor', ...own, '--experiment-time', `${seconds}s`, '--', ...command].map(quote).join(' ')
+}
+
+/**
+ * A word as a shell reads it back.
+ * @param {string} word
+ */
+function quote (word) {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`
+}
+
+/**
+ * Measures the settings, each phase a restart of the server, within --experiment-time; writes them, with what was
+ * said without measuring, into the run directory. Ctrl-C skips what is left.
+ * @param {SettingsPlan} planned
  * @param {import('../analysis/run-data.js').RunData} data
  * @param {Record<string, unknown>} values
  * @param {string[]} command
@@ -46,24 +144,15 @@ export function experimentFlags (values) {
  * @param {import('./main.js').Io} io
  * @returns {Promise<{ experiments: import('../analysis/experiments.js').Experiment[], interruptedBy: NodeJS.Signals | null }>}
  */
-export async function measureSettings (facts, data, values, command, flags, io) {
-  /** @type {import('../analysis/experiments.js').ExperimentPlan[]} */
-  const plans = flags.auto && facts.failure === null && !data.run.aborted ? plannedExperiments(facts.category, computeSignals(data), targetEnv(command)) : []
-  if (flags.tryText !== undefined && facts.failure === null && !data.run.aborted) {
-    plans.push({ setting: 'try', kind: 'try', why: 'try', current: null, ladder: [flags.tryText.trim().split(/\s+/).join(' ')] })
-  }
-  if (plans.length === 0) return { experiments: [], interruptedBy: null }
+export async function measureSettings (planned, data, values, command, flags, io) {
   const runDir = data.dir
-  // Each phase restarts the server: only a command doctor started itself can be, and only its built-in load repeated.
-  if (command.length === 0 || values['on-port'] !== undefined) {
-    const experiments = plans.map(p => p.kind === 'code'
-      ? agentRecord(p, (p.candidates ?? []).length > 0 ? 'no-command' : 'in-code')
-      : { setting: p.setting, kind: p.kind, why: p.why, current: p.current, tried: [], chosen: null, verdict: /** @type {const} */ ('not-run'), stopped: /** @type {const} */ ('no-command'), seconds: 0, phaseSeconds: 0, ...(p.facts ? { facts: p.facts } : {}) })
-    writeFileSync(join(runDir, FILE), JSON.stringify(experiments, null, 2))
-    return { experiments, interruptedBy: null }
+  const { plans, records } = planned
+  if (plans.length === 0) {
+    if (records.length > 0) writeFileSync(join(runDir, FILE), JSON.stringify(records, null, 2))
+    return { experiments: records, interruptedBy: null }
   }
   const load = await loadOptionsFromFlags(/** @type {any} */ (values))
-  const seconds = Math.min(5, load.duration ?? 10)
+  const seconds = phaseSeconds(load)
   const abort = new AbortController()
   /** @type {NodeJS.Signals | null} */
   let interruptedBy = null
@@ -74,7 +163,7 @@ export async function measureSettings (facts, data, values, command, flags, io) 
   // An agent's limit that nothing the app reads could set is in the code: said without a start.
   const measuring = plans.filter(p => p.kind !== 'code' || (p.candidates ?? []).length > 0)
   const names = measuring.map(p => p.setting === 'try' ? `--try '${p.ladder[0]}'` : p.kind === 'code' ? `${p.facts?.agent}'s maxSockets` : p.setting).join(', ')
-  if (measuring.length > 0) io.stderr.write(`Measuring ${names} before advising ${measuring.length > 1 ? 'them' : 'it'}: up to ${Math.round(flags.budgetMs / 1000)} s (--experiment-time; --no-experiments skips)…\n`)
+  if (measuring.length > 0) io.stderr.write(`Measuring ${names} before advising ${measuring.length > 1 ? 'them' : 'it'}, the server restarted for each phase: up to ${Math.round(flags.budgetMs / 1000)} s (--experiment-time; Ctrl-C skips)…\n`)
   const port = values.port === undefined ? undefined : Number(values.port)
   const experiments = await runExperiments(plans, {
     command,
@@ -85,8 +174,9 @@ export async function measureSettings (facts, data, values, command, flags, io) 
     seconds,
     signal: abort.signal
   }, { budgetMs: flags.budgetMs, status: line => io.stderr.write(`${line}\n`) })
-  writeFileSync(join(runDir, FILE), JSON.stringify(experiments, null, 2))
-  return { experiments, interruptedBy }
+  const all = [...records, ...experiments]
+  writeFileSync(join(runDir, FILE), JSON.stringify(all, null, 2))
+  return { experiments: all, interruptedBy }
 }
 
 /**

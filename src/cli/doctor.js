@@ -6,13 +6,13 @@ import { dirSources, readRun } from '../analysis/run-data.js'
 import { THRESHOLDS } from '../analysis/thresholds.js'
 import { analyseRetainers } from '../heap/run-retainers.js'
 import { costRoseDuringLoad } from '../analysis/cost-check.js'
-import { formatDiagnosis } from '../report/doctor-text.js'
+import { formatDiagnosis, formatUpdate } from '../report/doctor-text.js'
 import { wordDiagnosis } from '../report/words/diagnosis.js'
 import { openInBrowser, renderReport } from '../report/html/index.js'
-import { numberFlag } from './args.js'
+import { durationFlag, numberFlag } from './args.js'
 import { recordFromFlags, TARGET_FLAGS } from './target-run.js'
 import { outcomeExit } from './exit-codes.js'
-import { EXPERIMENT_FLAGS, experimentFlags, measureSettings, savedExperiments } from './doctor-experiments.js'
+import { EXPERIMENT_FLAGS, experimentFlags, measureSettings, planSettings, savedExperiments } from './doctor-experiments.js'
 import { withExperiments } from '../analysis/recommendations.js'
 
 /** @type {import('./args.js').CommandSpec} */
@@ -36,6 +36,7 @@ export const spec = {
     'no-profile': { type: 'boolean', description: 'do not CPU-profile the target (no culprits from CPU time)' },
     'heap-interval': { type: 'string', value: 'bytes', description: 'heap sampling interval for allocation culprits, sampled after the load when GC or what it left alive asks (0: off)', default: '262144' },
     'no-retainers': { type: 'boolean', description: 'when the load leaves megabytes alive, do not load twice more between heap snapshots to see what keeps them' },
+    'snapshot-time': { type: 'string', value: 'time', description: 'the most the heap snapshots after the verdict may take (a heap too big for it is not snapshotted: hotpath heap is advised)', default: `${30}s` },
     'fail-on-problem': { type: 'boolean', description: 'exit 1 unless the verdict is healthy' },
     ...EXPERIMENT_FLAGS
   },
@@ -53,7 +54,7 @@ export const spec = {
  * @param {import('./main.js').Io} io
  * @returns {Promise<number>}
  */
-export async function run ({ values, positionals, command }, io) {
+export async function run ({ values, positionals, command, flags }, io) {
   const str = (/** @type {string} */ k) => /** @type {string | undefined} */ (values[k])
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}': put the server command after -- (hotpath doctor -- node server.js)`)
   const jsonFile = str('json')
@@ -68,7 +69,10 @@ export async function run ({ values, positionals, command }, io) {
   if (command.length === 0 && values.attach === undefined) throw new UsageError('doctor needs the server command after -- (e.g. hotpath doctor -- node server.js), or --attach <pid>')
 
   const experiments = experimentFlags(values)
+  const snapshotSeconds = /** @type {number} */ (durationFlag('snapshot-time', str('snapshot-time') ?? `${SNAPSHOT_SECONDS}s`))
   const runDir = str('save') ?? join('.hotpath', `${new Date().toISOString().replace(/[:.]/g, '-')}-doctor`)
+  /** @type {Printed | null} the verdict as printed before the heap snapshots, when they were taken after it */
+  let early = null
   const record = await recordFromFlags(values, command, io, {
     runDir,
     interval: /** @type {number} */ (numberFlag('interval', str('interval') ?? '10')),
@@ -82,19 +86,58 @@ export async function run ({ values, positionals, command }, io) {
       minGcShare: THRESHOLDS.gcShare / 2,
       minKeptBytes: THRESHOLDS.leakBytes,
       minKeptRatio: THRESHOLDS.leakRatio,
-      snapshots: !values['no-retainers'],
+      snapshots: !values['no-retainers'] && snapshotSeconds > 0,
+      snapshotBudgetMs: snapshotSeconds * 1000,
       costRose: window => costRoseDuringLoad(runDir, window)
+    },
+    // The heap snapshots come after the verdict: it is printed (and written) from the window, then updated.
+    onVerdict: async () => {
+      io.stderr.write('Analysing…\n')
+      const diagnosis = wordDiagnosis(diagnose(readRun(runDir)))
+      if (jsonFile !== '-') early = { diagnosis, code: await report(diagnosis, jsonFile, values, io) }
     }
   })
-  io.stderr.write('Analysing…\n')
+  // (set in the callback: read through a cast, which flow analysis cannot see into)
+  const first = /** @type {Printed | null} */ (early)
+  if (first === null) io.stderr.write('Analysing…\n')
   await analyseRetainers(runDir, () => dirSources(runDir))
   const data = readRun(runDir)
   const facts = diagnose(data)
-  // A setting the verdict names as its remedy is measured before it is advised (docs/diagnosis.md, Experiments).
-  const tried = await measureSettings(facts, data, values, command, experiments, io)
-  const diagnosis = wordDiagnosis(measured(facts, tried.experiments))
-  return exitCode(diagnosis, await report(diagnosis, jsonFile, values, io), record.interruptedBy ?? tried.interruptedBy)
+  // A setting the verdict names as its remedy is measured before it is advised, when asked: after the verdict, each
+  // phase a restart of the server (docs/diagnosis.md, Experiments); otherwise the command that measures it is advised.
+  const planned = await planSettings(facts, data, values, command, experiments, flags)
+  let diagnosis = wordDiagnosis(measured(facts, planned.records))
+  /** @type {Printed | null} */
+  let printed = first
+  if (printed !== null) printed = { diagnosis, code: await update(printed.diagnosis, diagnosis, snapshotsDid(diagnosis), jsonFile, values, io) }
+  else if (planned.plans.length === 0 || jsonFile !== '-') printed = { diagnosis, code: await report(diagnosis, jsonFile, values, io) }
+  const tried = await measureSettings(planned, data, values, command, experiments, io)
+  if (planned.plans.length > 0) {
+    diagnosis = wordDiagnosis(measured(facts, tried.experiments))
+    printed = printed === null
+      ? { diagnosis, code: await report(diagnosis, jsonFile, values, io) }
+      : { diagnosis, code: await update(printed.diagnosis, diagnosis, 'after the experiments', jsonFile, values, io) }
+  }
+  // A signal after the load window skipped what came after it: the verdict stands (SIGTERM still says it stopped).
+  const skipped = record.skippedBy ?? tried.interruptedBy
+  return exitCode(diagnosis, printed?.code ?? 0, record.interruptedBy ?? (skipped === 'SIGTERM' ? skipped : null))
 }
+
+/** @typedef {{ diagnosis: import('../report/words/diagnosis.js').Diagnosis, code: number }} Printed */
+
+/**
+ * What the heap snapshots after the verdict did, for the line that updates it.
+ * @param {import('../report/words/diagnosis.js').Diagnosis} d
+ */
+function snapshotsDid (d) {
+  const s = d.measured.facts.snapshots
+  if (s?.state === 'taken' && d.culprits.some(c => c.measure === 'retained')) return d.category === 'memory-leak' ? 'confirmed by heap snapshots' : 'after heap snapshots'
+  if (s?.state === 'skipped') return s.why === 'interrupted' ? 'heap snapshots skipped' : 'heap snapshots not taken'
+  return 'after heap snapshots'
+}
+
+/** Seconds the heap snapshots after the verdict may take by default (--snapshot-time). */
+const SNAPSHOT_SECONDS = 30
 
 /**
  * The diagnosis with the experiments it led to, and its advice as they measured it.
@@ -108,16 +151,17 @@ function measured (facts, experiments) {
 }
 
 /**
- * 0 only when the run measured what was asked: 4 when the target failed, 3 when the load did, 130 when interrupted
- * (143 by SIGTERM), 2 when files of the run are damaged or unwritten and the verdict or its culprits rest on less than was recorded (an input file
+ * 0 only when the run measured what was asked: 4 when the target failed, 3 when the load did, 130 when the load was
+ * interrupted (143 by SIGTERM, at any time), 2 when files of the run are damaged or unwritten and the verdict or its culprits rest on less than was recorded (an input file
  * that is invalid, which one said first), else what --fail-on-problem says.
  * @param {import('../report/words/diagnosis.js').Diagnosis} diagnosis
  * @param {number} code
  * @param {NodeJS.Signals | null} [interruptedBy] the signal that stopped a live run (a saved run only knows it was)
  */
 function exitCode (diagnosis, code, interruptedBy = null) {
-  const stopped = diagnosis.run.aborted || diagnosis.experiments?.some(e => e.stopped === 'interrupted')
-  const failed = outcomeExit({ failure: diagnosis.failure, interruptedBy: stopped ? interruptedBy ?? 'SIGINT' : null })
+  // Ctrl-C after the load window skips what comes after it (snapshots, experiments): only the load's is an interruption.
+  const stopped = diagnosis.run.aborted ? interruptedBy ?? 'SIGINT' : interruptedBy
+  const failed = outcomeExit({ failure: diagnosis.failure, interruptedBy: stopped })
   if (failed !== 0) return failed
   if (diagnosis.warnings.some(w => w.affects !== 'nothing')) return 2
   return code
@@ -132,22 +176,67 @@ function exitCode (diagnosis, code, interruptedBy = null) {
  * @param {import('./main.js').Io} io
  */
 async function report (diagnosis, jsonFile, values, io) {
-  if (jsonFile !== undefined) {
-    const json = JSON.stringify(diagnosis, null, 2) + '\n'
-    if (jsonFile === '-') io.stdout.write(json)
-    else await writeFile(jsonFile, json)
-  }
+  if (jsonFile !== undefined) await writeJson(diagnosis, jsonFile, io)
   if (jsonFile !== '-') io.stdout.write(formatDiagnosis(diagnosis, { cwd: process.cwd() }))
-  // The report is a by-product: when it cannot be written (a read-only run directory), say so and carry on.
-  const out = jsonFile === '-' ? io.stderr : io.stdout
+  await writeHtml(diagnosis, jsonFile === '-' ? io.stderr : io.stdout, values, io)
+  return failOnProblem(diagnosis, values)
+}
+
+/**
+ * After a verdict already printed, what the phases after it changed (heap snapshots, experiments): the terminal gets
+ * what changed, the JSON file and the HTML report are written again whole.
+ * @param {import('../report/words/diagnosis.js').Diagnosis} before
+ * @param {import('../report/words/diagnosis.js').Diagnosis} diagnosis
+ * @param {string} after what ran since
+ * @param {string | undefined} jsonFile
+ * @param {Record<string, unknown>} values
+ * @param {import('./main.js').Io} io
+ */
+async function update (before, diagnosis, after, jsonFile, values, io) {
+  if (jsonFile !== undefined) await writeJson(diagnosis, jsonFile, io)
+  io.stdout.write(formatUpdate(diagnosis, before, { cwd: process.cwd(), after }))
+  await writeHtml(diagnosis, io.stdout, values, io, ' (updated)')
+  return failOnProblem(diagnosis, values)
+}
+
+/**
+ * @param {import('../report/words/diagnosis.js').Diagnosis} diagnosis
+ * @param {Record<string, unknown>} values
+ */
+function failOnProblem (diagnosis, values) {
+  return values['fail-on-problem'] && diagnosis.category !== 'healthy' ? 1 : 0
+}
+
+/**
+ * @param {import('../report/words/diagnosis.js').Diagnosis} diagnosis
+ * @param {string} jsonFile
+ * @param {import('./main.js').Io} io
+ */
+async function writeJson (diagnosis, jsonFile, io) {
+  const json = JSON.stringify(diagnosis, null, 2) + '\n'
+  if (jsonFile === '-') io.stdout.write(json)
+  else await writeFile(jsonFile, json)
+}
+
+/**
+ * Writes the HTML report and says where. It is a by-product: when it cannot be written (a read-only run directory),
+ * say so and carry on.
+ * @param {import('../report/words/diagnosis.js').Diagnosis} diagnosis
+ * @param {NodeJS.WritableStream} out
+ * @param {Record<string, unknown>} values
+ * @param {import('./main.js').Io} io
+ * @param {string} [note] after its path
+ */
+async function writeHtml (diagnosis, out, values, io, note = '') {
   const reportFile = typeof values.report === 'string' ? values.report : join(diagnosis.run.dir, 'report.html')
   try {
     const html = renderReport(diagnosis, readRun(diagnosis.run.dir), { embedProfiles: values['report-profile'] === true })
     await mkdir(dirname(resolve(reportFile)), { recursive: true })
     await writeFile(reportFile, html)
     const shown = relative(process.cwd(), resolve(reportFile))
-    out.write(`Report: ${shown.startsWith('..') ? resolve(reportFile) : shown}\n`)
-    if (values.open) {
+    out.write(`Report: ${shown.startsWith('..') ? resolve(reportFile) : shown}${note}\n`)
+    // Opened once, when it is final or first written: an update reloads in the page's own tab.
+    if (values.open && note === '') {
       const opened = await openInBrowser(resolve(reportFile))
       if (!opened.ok) io.stderr.write(`hotpath doctor: could not open a browser (${opened.reason}); open ${resolve(reportFile)} yourself\n`)
     }
@@ -155,5 +244,4 @@ async function report (diagnosis, jsonFile, values, io) {
     if (typeof values.report === 'string') throw new UsageError(`cannot write the report to '${reportFile}': ${/** @type {NodeJS.ErrnoException} */ (err).code ?? /** @type {Error} */ (err).message}`)
     io.stderr.write(`hotpath doctor: no HTML report (${/** @type {NodeJS.ErrnoException} */ (err).code ?? /** @type {Error} */ (err).message})\n`)
   }
-  return values['fail-on-problem'] && diagnosis.category !== 'healthy' ? 1 : 0
 }

@@ -25,11 +25,12 @@ export const TARGET_FLAGS = {
  * @param {Record<string, unknown>} values
  * @param {string[]} command
  * @param {import('./main.js').Io} io
- * @param {{ runDir: string, interval: number, runtime?: boolean, profileInterval: number | 'auto', profileSlice?: boolean, heapInterval: number, memory?: import('../run/doctor-run.js').RunOptions['memory'] }} probe
+ * @param {{ runDir: string, interval: number, runtime?: boolean, profileInterval: number | 'auto', profileSlice?: boolean, heapInterval: number, memory?: import('../run/doctor-run.js').RunOptions['memory'], onVerdict?: import('../run/doctor-run.js').RunOptions['onVerdict'] }} probe
  *   profileInterval 'auto': from the length of what is profiled (profile-interval.js); profileSlice: profile only the
  *   middle of a long window (doctor), not all of it (flame)
- * @returns {Promise<import('../run/doctor-run.js').RunRecord & { interruptedBy: NodeJS.Signals | null }>} the record,
- *   and the signal that stopped the run early (the caller's exit code: 130 for SIGINT, 143 for SIGTERM)
+ * @returns {Promise<import('../run/doctor-run.js').RunRecord & { interruptedBy: NodeJS.Signals | null, skippedBy: NodeJS.Signals | null }>}
+ *   the record, the signal that stopped the load early (the caller's exit code: 130 for SIGINT, 143 for SIGTERM), and
+ *   the one that came after the load and skipped the phases after it
  */
 export async function recordFromFlags (values, command, io, probe) {
   const str = (/** @type {string} */ k) => /** @type {string | undefined} */ (values[k])
@@ -75,7 +76,7 @@ export async function recordFromFlags (values, command, io, probe) {
     },
     onBin: (bin) => progress.onBin(bin)
   }).finally(() => progress.stop())
-  return { ...record, interruptedBy: record.aborted ? interruptedBy : null }
+  return { ...record, interruptedBy: record.aborted ? interruptedBy : null, skippedBy: record.aborted ? null : interruptedBy }
 }
 
 /**

@@ -49,6 +49,27 @@ export async function runExperiments (plans, o, run) {
   return out
 }
 
+/**
+ * The most measuring the plans takes, in seconds: every value of each ladder (semi-space: three), its phases at what a
+ * phase costs before one is timed, and for an agent's limit the starts that find its variable. The ladders often stop
+ * sooner (a plateau, a loss).
+ * @param {import('../analysis/experiments.js').ExperimentPlan[]} plans
+ * @param {number} seconds each phase's measured load
+ */
+export function plannedSeconds (plans, seconds) {
+  const phase = seconds + WARMUP_SECONDS + START_SECONDS
+  let total = 0
+  for (const p of plans) {
+    if (p.kind === 'code') total += SEARCH_SECONDS
+    const values = p.setting === 'max-semi-space-size' ? 3 : p.kind === 'code' ? 3 : Math.max(1, p.ladder.length)
+    total += phase * (PATTERN.length + (PATTERN.length - 1) * (values - 1))
+  }
+  return total
+}
+
+/** What finding the variable an agent's limit follows takes, usually: a start or two (limit-variable.js). */
+const SEARCH_SECONDS = 8
+
 /** @typedef {{ began: number, phaseMs: number }} Clock when the experiments began, and the longest phase so far */
 
 /**

@@ -26,9 +26,7 @@ const CATEGORY_TITLE = {
  */
 export function formatDiagnosis (diagnosis, opts = {}) {
   const d = wordDiagnosis(diagnosis)
-  // A loop busy with work it need not do is not blocked by any one task: said as what it is.
-  const title = d.category === 'event-loop' && d.measured?.facts?.kind === 'avoidable' ? 'event loop busy with avoidable work' : CATEGORY_TITLE[d.category]
-  const lines = [`hotpath doctor: ${d.category} (${title})${damageNote(d)}${otherPortsNote(d.run.url, d.measured?.facts?.otherPorts)}`]
+  const lines = [firstLine(d)]
   for (const w of d.warnings ?? []) lines.push(`  ! ${warningLine(w, opts.cwd)}`)
   lines.push('', `  ${d.summary}`, '')
   if (d.run.exit.crashed || d.failure?.category === 'target-failed') {
@@ -39,21 +37,7 @@ export function formatDiagnosis (diagnosis, opts = {}) {
     lines.push('  Stopped early (interrupted); this covers the run until then.', '')
   }
 
-  if (d.culprits.length > 0) {
-    lines.push('Culprits')
-    const manyThreads = threadCount(d) > 1
-    d.culprits.forEach((c, i) => {
-      const share = culpritShare(c)
-      const where = manyThreads && c.threads?.length ? `, in ${threadPlace(c.threads)}` : ''
-      lines.push(`  ${i + 1}. ${c.label ?? c.function}  ${placeText(c.file, c.line)}  (${share}, ${c.kind}${where})`)
-      if (c.reason) lines.push(`     ${c.reason}`)
-      const calls = (c.calls ?? []).filter(k => k.share >= 0.02).slice(0, 2)
-      if (calls.length > 0) {
-        lines.push(`     time goes to ${calls.map(k => `${k.label ?? k.function} (${k.kind === 'app' ? `${placeText(k.file, k.line)}` : k.file || k.kind}, ${formatPercent(k.share, 0)})`).join(', ')}`)
-      }
-    })
-    lines.push('')
-  }
+  lines.push(...culpritLines(d))
 
   lines.push('Evidence')
   lines.push(table([
@@ -67,11 +51,7 @@ export function formatDiagnosis (diagnosis, opts = {}) {
   ], { align: ['left', 'right', 'right', 'left'] }).split('\n').map(l => `  ${l}`).join('\n'))
   lines.push('')
 
-  if (d.recommendations.length > 0) {
-    lines.push('Recommendations')
-    for (const r of d.recommendations) lines.push(`  • ${r}`)
-    lines.push('')
-  }
+  lines.push(...recommendationLines(d))
   lines.push(...experimentLines(d.experiments ?? []))
 
   if (d.load) {
@@ -92,6 +72,71 @@ export function formatDiagnosis (diagnosis, opts = {}) {
   const dir = opts.cwd ? relative(opts.cwd, d.run.dir) || '.' : d.run.dir
   lines.push(`Run saved in ${dir} (re-analyse: hotpath doctor --analyse ${dir})`)
   return lines.join('\n') + '\n'
+}
+
+/**
+ * What changed since a verdict printed before the phases after it (heap snapshots, settings experiments): the first
+ * line again, saying after what and whether the verdict changed, then whichever of the summary, culprits, advice and
+ * experiments changed. The JSON and the HTML report are written again whole.
+ * @param {Diagnosis} d
+ * @param {Diagnosis} before
+ * @param {{ cwd?: string, after: string }} opts `after`: what ran since, as the line says it (`after the experiments`)
+ * @returns {string}
+ */
+export function formatUpdate (d, before, opts) {
+  const same = (/** @type {unknown} */ a, /** @type {unknown} */ b) => JSON.stringify(a) === JSON.stringify(b)
+  const head = firstLine(d)
+  const changed = head !== firstLine(before) ? ` (was: ${before.category})` : ''
+  const lines = ['', `${head} — ${opts.after}${changed}`]
+  for (const w of (d.warnings ?? []).filter(w => !before.warnings.some(b => b.message === w.message))) lines.push(`  ! ${warningLine(w, opts.cwd)}`)
+  if (d.summary !== before.summary) lines.push('', `  ${d.summary}`)
+  lines.push('')
+  if (!same(d.culprits, before.culprits)) lines.push(...culpritLines(d))
+  if (!same(d.recommendations, before.recommendations)) lines.push(...recommendationLines(d))
+  if (!same(d.experiments ?? [], before.experiments ?? [])) lines.push(...experimentLines(d.experiments ?? []))
+  if (lines.at(-1) === '' && lines.at(-2) === `${head} — ${opts.after}${changed}`) lines.splice(-1, 1, '  Nothing else changed.', '')
+  return lines.join('\n') + '\n'
+}
+
+/**
+ * The verdict's line: category, what damaged files make of it, and the port it is about.
+ * @param {Diagnosis} d
+ */
+function firstLine (d) {
+  // A loop busy with work it need not do is not blocked by any one task: said as what it is.
+  const title = d.category === 'event-loop' && d.measured?.facts?.kind === 'avoidable' ? 'event loop busy with avoidable work' : CATEGORY_TITLE[d.category]
+  return `hotpath doctor: ${d.category} (${title})${damageNote(d)}${otherPortsNote(d.run.url, d.measured?.facts?.otherPorts)}`
+}
+
+/**
+ * @param {Diagnosis} d
+ * @returns {string[]}
+ */
+function culpritLines (d) {
+  if (d.culprits.length === 0) return []
+  const lines = ['Culprits']
+  const manyThreads = threadCount(d) > 1
+  d.culprits.forEach((c, i) => {
+    const share = culpritShare(c)
+    const where = manyThreads && c.threads?.length ? `, in ${threadPlace(c.threads)}` : ''
+    lines.push(`  ${i + 1}. ${c.label ?? c.function}  ${placeText(c.file, c.line)}  (${share}, ${c.kind}${where})`)
+    if (c.reason) lines.push(`     ${c.reason}`)
+    const calls = (c.calls ?? []).filter(k => k.share >= 0.02).slice(0, 2)
+    if (calls.length > 0) {
+      lines.push(`     time goes to ${calls.map(k => `${k.label ?? k.function} (${k.kind === 'app' ? `${placeText(k.file, k.line)}` : k.file || k.kind}, ${formatPercent(k.share, 0)})`).join(', ')}`)
+    }
+  })
+  lines.push('')
+  return lines
+}
+
+/**
+ * @param {Diagnosis} d
+ * @returns {string[]}
+ */
+function recommendationLines (d) {
+  if (d.recommendations.length === 0) return []
+  return ['Recommendations', ...d.recommendations.map(r => `  • ${r}`), '']
 }
 
 /**

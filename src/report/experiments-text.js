@@ -6,10 +6,12 @@ import { advisedUnmeasured } from '../analysis/recommendations.js'
 /** @typedef {import('./words/experiments.js').WordedExperiment} WordedExperiment */
 
 /**
- * @param {WordedExperiment[]} experiments
+ * @param {WordedExperiment[]} all
  * @returns {string[]} lines, none when nothing was tried
  */
-export function experimentLines (experiments) {
+export function experimentLines (all) {
+  // A setting only proposed is advice (the command that measures it), not an experiment.
+  const experiments = all.filter(e => e.stopped !== 'proposed')
   if (experiments.length === 0) return []
   const lines = ['Experiments (the target restarted for each phase; baseline and candidate alternate)']
   for (const e of experiments) {

@@ -8,7 +8,8 @@ import { clearRunThatMeasuredNothing, freshRunDir } from './run-dir.js'
 import { EVENT_LOG, eventLogs } from '../run-files.js'
 import { attachedTarget, inspectProcess } from './attach.js'
 import { hostNow, hostUseSince } from './host-use.js'
-import { recordMemoryPhases } from './memory-phases.js'
+import { planMemoryPhases, recordMemoryPhases } from './memory-phases.js'
+import { recordRetainers, retainerPhaseSeconds, retainerSeconds } from './retainer-phases.js'
 
 /**
  * @typedef {object} RunOptions
@@ -34,6 +35,9 @@ import { recordMemoryPhases } from './memory-phases.js'
  * @property {Omit<import('./memory-phases.js').MemoryPhaseOptions, 'heapInterval'> | null} [memory] the heap phases
  *   after the window (allocation samples, retainer snapshots), when its figures ask for them; null: none
  * @property {(line: string) => void} [notice] a line for a person that is not progress (a directory's files replaced)
+ * @property {(record: RunRecord) => Promise<void>} [onVerdict] when the heap snapshots are asked for after the window:
+ *   called with the window's record (written to run.json, the snapshots `pending`) while the target still runs, so
+ *   that the verdict comes before them; recordRun then takes them and writes the final record
  */
 
 /**
@@ -169,14 +173,19 @@ async function record (options, runDir, target, startedAt) {
   channel.broadcast({ type: 'load-stop', time: windowEnd })
   // The probes write their profiles now; a big one takes a moment.
   await stopped.all(15000)
-  const phases = options.memory && failure === null && !abort.signal.aborted && result !== null && !result.failed
-    ? await recordMemoryPhases(target, { phases: { ...options.memory, heapInterval: options.heapInterval }, stopped: stopped.messages, listening, window: { start: windowStart, end: windowEnd }, url, load: options.load, runDir, signal: abort.signal, status })
-    : {}
-  const exit = await target.stop()
-  options.signal?.removeEventListener('abort', onAbort)
-  if (failure && exit.stoppedByUs) throw failure
-  /** @type {RunRecord} */
-  const record = {
+  // A signal before here cut the load short; from here on it skips what comes after the window.
+  const aborted = Boolean(options.signal?.aborted)
+  const window = { start: windowStart, end: windowEnd }
+  const plan = options.memory && failure === null && !abort.signal.aborted && result !== null && !result.failed
+    ? planMemoryPhases({ phases: { ...options.memory, heapInterval: options.heapInterval }, stopped: stopped.messages, listening, window })
+    : null
+  /** @type {Pick<RunRecord, 'allocations' | 'retainers'>} */
+  const phases = plan ? await recordMemoryPhases(target, { plan, heapInterval: options.heapInterval, listening, url, load: options.load, signal: abort.signal, status }) : {}
+  /**
+   * @param {RunRecord['exit']} exit
+   * @returns {RunRecord}
+   */
+  const recordOf = (exit) => ({
     kind: 'hotpath-run',
     version: VERSION,
     command: target.command,
@@ -185,11 +194,11 @@ async function record (options, runDir, target, startedAt) {
     startedAt,
     listening: { pid: listening.pid, port: listening.port, host: listening.host, tls: listening.tls },
     url,
-    loadWindow: { start: windowStart, end: windowEnd },
+    loadWindow: window,
     load: result,
     onPort,
-    exit: { code: exit.code, signal: exit.signal, crashed: !exit.stoppedByUs },
-    aborted: Boolean(options.signal?.aborted),
+    exit,
+    aborted,
     stderr: target.tail(),
     probe: { interval: options.interval, profileInterval: options.profileInterval, heapInterval: options.heapInterval, profileSlice: options.profileSlice ?? null },
     ...phases,
@@ -197,7 +206,34 @@ async function record (options, runDir, target, startedAt) {
     // What the probes wrote, so that a log deleted or lost since is said missing rather than read as a thread that
     // never ran.
     events: eventLogs(readdirSync(runDir)).map(l => l.name)
+  })
+  const asked = plan?.retainers ?? null
+  if (asked !== null && options.memory) {
+    const budgetMs = options.memory.snapshotBudgetMs
+    // The verdict first, from the window and the samples after it, while the target runs on for the snapshots.
+    if (options.onVerdict && target.exitInfo === null) {
+      const pending = { heapBytes: asked.heapBytes, seconds: Math.round(retainerSeconds({ ...asked, phaseSeconds: retainerPhaseSeconds(options.load) })), budget: Math.round(budgetMs / 1000) }
+      const early = { ...recordOf({ code: null, signal: null, crashed: false }), retainers: { phases: [], snapshots: [], keptBytes: asked.keptBytes, reason: asked.reason, error: null, pending } }
+      writeFileSync(resolve(runDir, 'run.json'), JSON.stringify(early, null, 2))
+      await options.onVerdict(early)
+    }
+    const before = target.exitInfo
+    phases.retainers = before === null && !abort.signal.aborted
+      ? await recordRetainers(target, { pid: listening.pid, url, load: options.load, runDir, plan: asked, heapInterval: plan?.kinds.includes('retained') ? 0 : options.heapInterval, budgetMs, signal: abort.signal, status })
+      : { phases: [], snapshots: [], keptBytes: asked.keptBytes, reason: asked.reason, error: null, skipped: { why: before === null ? 'interrupted' : 'not-asked', heapBytes: asked.heapBytes, seconds: 0, budget: Math.round(budgetMs / 1000) } }
+    const exit = await target.stop()
+    options.signal?.removeEventListener('abort', onAbort)
+    // The target ended during the snapshots, after the verdict: the window measured it whole, and the snapshots' record
+    // says it ended them.
+    const crashed = !exit.stoppedByUs && before !== null
+    const record = recordOf({ code: exit.code, signal: exit.signal, crashed })
+    writeFileSync(resolve(runDir, 'run.json'), JSON.stringify(record, null, 2))
+    return record
   }
+  const exit = await target.stop()
+  options.signal?.removeEventListener('abort', onAbort)
+  if (failure && exit.stoppedByUs) throw failure
+  const record = recordOf({ code: exit.code, signal: exit.signal, crashed: !exit.stoppedByUs })
   writeFileSync(resolve(runDir, 'run.json'), JSON.stringify(record, null, 2))
   return record
 }

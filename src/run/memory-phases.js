@@ -1,9 +1,10 @@
 // After doctor's load window, the heap phases its figures ask for, decided the moment the probes report the window's
-// end: allocation samples when GC took a good share of the window (allocation-phases.js), and, when the window left
-// megabytes alive or each request cost more than the last, the retainer phases' snapshots with samples of what
-// survives (retainer-phases.js) — or, when snapshots are not wanted, a load of survivor samples alone.
+// end. Before the verdict, allocation samples: of every allocation when GC took a good share of the window, of what
+// survives when the window left megabytes alive (allocation-phases.js) — a few seconds, and the culprits of the gc and
+// memory-leak verdicts rest on them. After the verdict, when the window left megabytes alive or each request cost
+// more than the last, the retainer phases' heap snapshots (retainer-phases.js): they confirm a leak and name what keeps
+// it, within a budget of time, since a snapshot's cost grows with the heap.
 import { recordAllocations } from './allocation-phases.js'
-import { recordRetainers } from './retainer-phases.js'
 
 /**
  * @typedef {object} MemoryPhaseOptions
@@ -13,53 +14,71 @@ import { recordRetainers } from './retainer-phases.js'
  *   started) to ask for what survives
  * @property {number} minKeptRatio
  * @property {boolean} snapshots take heap snapshots between two more loads, to see what keeps what survives
+ * @property {number} snapshotBudgetMs the most the snapshots and their loads may take, all together
  * @property {(window: { pid: number, port: number, start: number, end: number }) => boolean} [costRose] whether each
  *   request cost more than the last during the window (state that grows by a little per request): asks for snapshots
  */
 
 /**
- * @param {import('./target-process.js').TargetProcess} target
+ * What the window's figures ask for after it.
+ * @typedef {object} MemoryPlan
+ * @property {import('./allocation-phases.js').SampleKind[]} kinds allocation samples to take before the verdict
+ * @property {number} gcShare
+ * @property {number} keptBytes what the window left alive
+ * @property {{ reason: 'kept' | 'cost', keptBytes: number, heapBytes: number, growthBytesPerSecond: number } | null} retainers
+ *   the snapshots asked for after the verdict (when `snapshots` allows): what asked, the heap they will read (after
+ *   the window's last full collection), and how fast it grew
+ */
+
+/**
  * @param {object} o
  * @param {MemoryPhaseOptions} o.phases
  * @param {any[]} o.stopped the probes' 'stopped' messages
  * @param {{ pid: number, port: number }} o.listening
  * @param {{ start: number, end: number }} o.window
- * @param {string} o.url
- * @param {Omit<import('../load/load.js').LoadOptions, 'url'>} o.load
- * @param {string} o.runDir
- * @param {AbortSignal} o.signal
- * @param {(message: string) => void} o.status
- * @returns {Promise<{ retainers?: import('./retainer-phases.js').RetainerRecord, allocations?: import('./allocation-phases.js').AllocationRecord }>}
+ * @returns {MemoryPlan}
  */
-export async function recordMemoryPhases (target, o) {
+export function planMemoryPhases (o) {
   const main = o.stopped.find(m => m.pid === o.listening.pid && m.threadId === 0)
   const { heapInterval, minGcShare } = o.phases
-  /** @type {Awaited<ReturnType<typeof recordMemoryPhases>>} */
-  const out = {}
   const gcShare = Number(main?.gcMs) / Number(main?.windowMs)
   const kept = keptBytes(main)
   const bytes = kept === null ? 0 : kept.end - kept.start
   const leaking = kept !== null && bytes >= o.phases.minKeptBytes && bytes >= o.phases.minKeptRatio * kept.start
-  /** @type {import('./allocation-phases.js').SampleKind[]} */
+  /** @type {MemoryPlan['kinds']} */
   const kinds = []
   if (heapInterval > 0 && gcShare >= minGcShare) kinds.push('allocations')
-  // With snapshots, what survives is sampled through their loads instead.
-  if (heapInterval > 0 && leaking && !o.phases.snapshots) kinds.push('retained')
-  if (kinds.length > 0) {
-    o.status(kinds[0] === 'allocations'
-      ? `GC took ${(gcShare * 100).toFixed(0)}% of the load window: loading once more with heap sampling on, to see who allocates…`
-      : `The load left ${(bytes / 1048576).toFixed(1)} MB alive on the heap: loading once more with heap sampling on, to see where what stays is allocated…`)
-    out.allocations = await recordAllocations(target, { kinds, pid: o.listening.pid, url: o.url, load: o.load, interval: heapInterval, signal: o.signal })
-  }
-  if (o.signal.aborted || !o.phases.snapshots) return out
-  const rising = !leaking && o.phases.costRose?.({ pid: o.listening.pid, port: o.listening.port, start: o.window.start, end: o.window.end }) === true
-  if (leaking || rising) {
-    o.status(leaking
-      ? `The load left ${(bytes / 1048576).toFixed(1)} MB alive on the heap: loading twice more between heap snapshots, to see what keeps it…`
-      : 'Each request cost more CPU than the last: loading twice more between heap snapshots, to see what grows with them…')
-    out.retainers = await recordRetainers(target, { pid: o.listening.pid, url: o.url, load: o.load, runDir: o.runDir, keptBytes: bytes, reason: leaking ? 'kept' : 'cost', heapInterval, signal: o.signal })
-  }
-  return out
+  // What survives is sampled before the verdict, in a load of its own: the leak's allocating line is then in the
+  // verdict, and stays when the snapshots cannot be taken.
+  if (heapInterval > 0 && leaking) kinds.push('retained')
+  const rising = o.phases.snapshots && !leaking && o.phases.costRose?.({ pid: o.listening.pid, port: o.listening.port, start: o.window.start, end: o.window.end }) === true
+  const seconds = Math.max(0.001, (o.window.end - o.window.start) / 1000)
+  const retainers = o.phases.snapshots && (leaking || rising)
+    ? { reason: /** @type {'kept' | 'cost'} */ (leaking ? 'kept' : 'cost'), keptBytes: bytes, heapBytes: kept?.end ?? Number(main?.heapUsed) ?? 0, growthBytesPerSecond: Math.max(0, bytes) / seconds }
+    : null
+  return { kinds, gcShare, keptBytes: bytes, retainers }
+}
+
+/**
+ * The allocation samples the plan asks for, before the verdict.
+ * @param {import('./target-process.js').TargetProcess} target
+ * @param {object} o
+ * @param {MemoryPlan} o.plan
+ * @param {number} o.heapInterval
+ * @param {{ pid: number }} o.listening
+ * @param {string} o.url
+ * @param {Omit<import('../load/load.js').LoadOptions, 'url'>} o.load
+ * @param {AbortSignal} o.signal aborting skips what is left (Ctrl-C after the window)
+ * @param {(message: string) => void} o.status
+ * @returns {Promise<{ allocations?: import('./allocation-phases.js').AllocationRecord }>}
+ */
+export async function recordMemoryPhases (target, o) {
+  const { kinds, gcShare, keptBytes } = o.plan
+  if (kinds.length === 0) return {}
+  o.status(kinds[0] === 'allocations'
+    ? `GC took ${(gcShare * 100).toFixed(0)}% of the load window: loading once more with heap sampling on, to see who allocates (Ctrl-C skips)…`
+    : `The load left ${(keptBytes / 1048576).toFixed(1)} MB alive on the heap: loading once more with heap sampling on, to see where what stays is allocated (Ctrl-C skips)…`)
+  return { allocations: await recordAllocations(target, { kinds, pid: o.listening.pid, url: o.url, load: o.load, interval: o.heapInterval, signal: o.signal }) }
 }
 
 /**

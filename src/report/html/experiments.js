@@ -6,10 +6,12 @@ import { agentLine, experimentName, settingText, verdictLabel } from '../words/e
 /** @typedef {import('../words/experiments.js').WordedExperiment} WordedExperiment */
 
 /**
- * @param {WordedExperiment[]} experiments
+ * @param {WordedExperiment[]} all
  * @returns {string} the section, or '' when nothing was tried
  */
-export function experimentsSection (experiments) {
+export function experimentsSection (all) {
+  // A setting only proposed is advice (the command that measures it), not an experiment.
+  const experiments = all.filter(e => e.stopped !== 'proposed')
   if (experiments.length === 0) return ''
   const blocks = experiments.map((e) => {
     const chosen = e.chosen !== null ? ` — use <code>${esc(settingText(e, e.chosen))}</code>` : ''

@@ -72,6 +72,7 @@ export function experimentSentence (e) {
   const now = agent ? agentNow(e) : e.current === null || e.kind === 'try' ? '' : e.setting === 'max-old-space-size' ? ` (the heap's limit now ${e.current} MB)` : ` (now ${e.current}${unit})`
   const phases = `measured in ${e.phaseSeconds} s phases, each candidate between two baselines`
   const caveat = e.setting === 'max-old-space-size' ? ' A higher heap limit postpones a leak\'s crash; it does not fix the leak.' : agent ? AGENT_CAVEAT : ''
+  if (e.verdict === 'not-run' && e.stopped === 'proposed') return proposedSentence(e, unit)
   if (e.verdict === 'not-run' && e.kind === 'code') return agentNotRun(e)
   if (e.verdict === 'not-run') {
     if (e.stopped === 'ladder-end') return `Not measured: ${e.setting} is ${e.current}${unit} already, the top of what doctor tries.`
@@ -98,6 +99,22 @@ export function experimentSentence (e) {
     return `Measured, ${e.kind === 'try' ? values : `${e.setting} at ${values}`}${now}: it does not help — ${list}. Do not set it for this load.${caveat}${instead(e)}`
   }
   return `Measured, ${e.kind === 'try' ? values : `${e.setting} at ${values}`}${now}: no gain beyond noise — ${list}. This setting is not the remedy here.${instead(e)}${e.stopped === 'budget' ? ' (The experiment time ran out before the end of the ladder: --experiment-time.)' : ''}`
+}
+
+/**
+ * A setting the verdict calls for that the run did not measure, not being asked to: the command that does, and how
+ * long it takes.
+ * @param {Experiment} e
+ * @param {string} unit
+ */
+function proposedSentence (e, unit) {
+  const p = e.proposal
+  const values = (p?.values ?? []).map(v => `${v}${unit}`)
+  const listed = values.length <= 1 ? values.join('') : `${values.slice(0, -1).join(', ')} and ${values.at(-1)}`
+  const what = e.kind === 'code'
+    ? `Find which variable sets ${e.facts?.agent ?? 'the agent'}'s maxSockets (${e.facts?.maxSockets}) and measure a bigger pool`
+    : `Measure ${settingText(e, '…').replace(/=…$/, '')} at ${listed}${e.current === null ? '' : ` (${e.current}${unit} now)`}`
+  return `${what} before you set it (up to ${p?.seconds ?? '?'} s, the server restarted for each phase): ${p?.command ?? 'hotpath doctor --experiment-time 90s -- <command>'}`
 }
 
 /**

@@ -16,7 +16,34 @@ export function verdictSummary (f) {
     : ''
   // A large avoidable cost beside another verdict (a loop not busy enough for it to be the verdict) is said too.
   const aside = f.avoidable && f.kind !== 'avoidable' ? avoidableAside(f.avoidable) : ''
-  return ruleSentence(f) + aside + (f.growingCost ? growingCostSentence(f.growingCost) : '') + busy + (f.otherPorts ? ` This is about the port that was loaded:${otherPortsSentence(f.otherPorts)}` : '')
+  return ruleSentence(f) + aside + (f.growingCost ? growingCostSentence(f.growingCost) : '') + (f.snapshots ? snapshotSentence(f.snapshots, f.kind === 'leak') : '') + busy +
+    (f.otherPorts ? ` This is about the port that was loaded:${otherPortsSentence(f.otherPorts)}` : '')
+}
+
+/**
+ * What the heap snapshots after the load add to the verdict: that they follow, or, when they were not taken, what the
+ * verdict rests on instead and the command that takes them.
+ * @param {import('../../analysis/rules.js').SnapshotFacts} s
+ * @param {boolean} leak whether the verdict is a leak
+ */
+export function snapshotSentence (s, leak) {
+  const heap = s.heapBytes === null ? '' : formatBytes(s.heapBytes)
+  if (s.state === 'pending') {
+    return s.reason === 'kept'
+      ? ` Heap snapshots follow (about ${s.seconds} s; Ctrl-C skips them): they tell a leak from a heap that filled once, and name what keeps it.`
+      : ` Heap snapshots follow (about ${s.seconds} s; Ctrl-C skips them): they name what grows with each request.`
+  }
+  if (s.state !== 'skipped') return ''
+  const why = s.why === 'budget'
+    ? `the heap holds ${heap}, which three snapshots would take about ${s.seconds} s to read, beyond the ${s.budget} s doctor gives them (--snapshot-time)`
+    : s.why === 'interrupted' ? 'they were skipped (Ctrl-C)' : 'the target had ended'
+  const look = `hotpath heap ${s.target} names what keeps it`
+  if (s.reason === 'cost') return ` Heap snapshots, which name what grows with each request, were not taken: ${why}; ${look}.`
+  if (leak) {
+    const basis = [s.trend ? `R² ${s.trend.r2.toFixed(2)} over the window` : null, s.trend?.kept ? `${formatBytes(s.trend.kept)} kept by the full collections around the load` : null].filter(Boolean).join(', ')
+    return ` This rests on the heap's trend alone${basis ? ` (${basis})` : ''}, not on heap snapshots: ${why}; ${look}.`
+  }
+  return ` The load left ${formatBytes(s.keptBytes)} alive, but heap snapshots, which tell a leak from a heap that filled once, were not taken: ${why}; ${look}.`
 }
 
 /**
