@@ -169,6 +169,22 @@ test('Ctrl-C: exit 130, the partial result still written and marked, the text sa
   }
 })
 
+test('Ctrl-C during a load that gets 404 for every request: the failure first, exit 3, however it ended', async () => {
+  const server = await httpServer((req, res) => { res.statusCode = 404; res.end('not found') })
+  try {
+    const out = join(dir, 'interrupted-404.json')
+    const r = await interrupt(['load', '-c', '2', '-d', '30', '-o', out, server.url], server, 'SIGINT')
+    assert.equal(r.code, 3, r.stderr)
+    assert.match(firstLine(r.stdout), /^hotpath load: the load failed: ([\d,]+) of \1 responses were 404 Not Found$/)
+    assert.match(r.stdout.split('\n')[1], /^hotpath load: interrupted after \d+\.\d s/)
+    const saved = JSON.parse(await readFile(out, 'utf8'))
+    assert.equal(saved.interrupted, true)
+    assert.equal(saved.failed.reason, 'non-2xx')
+  } finally {
+    await server.close()
+  }
+})
+
 test('SIGTERM: exit 143, the partial result marked', async () => {
   const server = await httpServer((req, res) => ok(res))
   try {

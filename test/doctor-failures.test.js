@@ -1,11 +1,12 @@
 // A run that did not measure what was asked says so first — in the first line, the JSON and the exit code — never
-// "healthy" or "not enough data": a load that failed, a target that crashed or whose workers died, a load command
-// that failed; hotpath never leaves its target behind, never mixes two runs in one directory, and loads the port that
-// speaks HTTP.
+// "healthy" or "not enough data", however it ended: a load that failed (stopped by Ctrl-C or not), a target that
+// crashed or whose workers died, a load command that failed, a port that speaks no HTTP; hotpath never leaves its
+// target behind, never mixes two runs in one directory but lets a run that measured nothing be replaced, and loads the
+// port that speaks HTTP.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { hotpath, BIN, ROOT } from './helpers/cli.js'
@@ -127,6 +128,70 @@ test('a target that opens another listener first: the port that speaks HTTP is l
   assert.ok(d.load.requests.total > 500, `the HTTP server was loaded: ${d.load.requests.total}`)
 })
 
+test('Ctrl-C during a load that gets 404 for every request: load-failed first, exit 3, not healthy and not 130', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-failures-'))
+  const script = join(dir, 'server.cjs')
+  await writeFile(script, "require('node:http').createServer((req, res) => { res.statusCode = 404; res.end('not found') }).listen(0, '127.0.0.1')")
+  const json = join(dir, 'd.json')
+  for (const [signal, stopped] of /** @type {const} */ ([['SIGINT', 'Ctrl-C'], ['SIGTERM', 'SIGTERM']])) {
+    const child = spawn(process.execPath, [BIN, 'doctor', '-d', '30', '--no-progress', '--save', join(dir, signal), '--json', json, '--', process.execPath, script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (c) => { stdout += c })
+    child.stderr.setEncoding('utf8').on('data', (c) => {
+      stderr += c
+      if (c.includes('loading it')) setTimeout(() => child.kill(signal), 1500)
+    })
+    const code = await new Promise(resolve => child.on('close', resolve))
+    assert.equal(code, 3, `${stopped}: ${stderr}`)
+    const said = /^hotpath doctor: load-failed \(the load failed\)\n\n {2}The run did not measure the server: ([\d,]+) of \1 responses were 404 Not Found\./.exec(stdout)
+    assert.ok(said, `${stopped}: ${stdout}`)
+    assert.match(stdout, /Stopped early \(interrupted\)/)
+    const d = JSON.parse(await readFile(json, 'utf8'))
+    assert.equal(d.category, 'load-failed')
+    assert.equal(d.run.aborted, true)
+    assert.equal(d.failure.facts.badResponses, Number(said[1].replace(/,/g, '')))
+  }
+})
+
+test('a target whose port speaks no HTTP: said at once with what it answered, exit 3, for doctor, flame, heap and load', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-failures-'))
+  const script = join(dir, 'server.cjs')
+  await writeFile(script, "require('node:net').createServer((s) => { s.on('error', () => {}); s.on('data', () => s.write('SSH-2.0-OpenSSH_9.6\\r\\n')) }).listen(0, '127.0.0.1')")
+  for (const [command, out] of [['doctor', ['--save', join(dir, 'run')]], ['flame', ['-o', join(dir, 'flame')]], ['heap', ['--save', join(dir, 'heap')]], ['load', []]]) {
+    // A listen timeout far beyond the test's own: a run that waits for HTTP that never comes fails the test.
+    const r = await hotpath([command, '-d', '2', ...(command === 'heap' ? [] : ['--no-progress']), '--listen-timeout', '120s', ...out, '--', process.execPath, script], { timeout: 30000 })
+    assert.equal(r.code, 3, `${command}: ${r.stderr}`)
+    assert.match(r.stderr, new RegExp(`^hotpath ${command}: the target listens on 127\\.0\\.0\\.1:\\d+, but speaks no HTTP there: it answered "SSH-2\\.0-OpenSSH_9\\.6"; --port chooses the port to load\\n`), command)
+    assert.doesNotMatch(r.stderr, /within 120 s/)
+  }
+})
+
+test('a run that failed before its load says so when analysed or compared, and its directory can be recorded into again', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-failures-'))
+  const run = join(dir, 'run')
+  const script = join(dir, 'server.cjs')
+  await writeFile(script, "require('node:net').createServer((s) => s.destroy()).listen(0, '127.0.0.1')")
+  const failed = await hotpath(['doctor', '-d', '2', '--no-progress', '--save', run, '--', process.execPath, script], { timeout: 30000 })
+  assert.equal(failed.code, 3, failed.stderr)
+  const line = /^hotpath doctor: (the target listens on .*)\n/.exec(failed.stderr)?.[1]
+  assert.ok(line, failed.stderr)
+  assert.match(line, /it (closed|reset) the connection without answering/)
+  const analysed = await hotpath(['doctor', '--analyse', run])
+  assert.equal(analysed.code, 3, analysed.stderr)
+  assert.equal(analysed.stderr.split('\n')[0], `hotpath doctor: '${run}' holds a run that failed before its load: ${line}`)
+  const compared = await hotpath(['compare', run, run])
+  assert.equal(compared.code, 3)
+  assert.equal(compared.stderr.split('\n')[0], `hotpath compare: '${run}' holds a run that failed before its load: ${line}`)
+
+  await writeFile(script, "require('node:http').createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1')")
+  const again = await hotpath(['doctor', '-d', '1', '--no-progress', '--save', run, '--', process.execPath, script], { timeout: 60000 })
+  assert.equal(again.code, 0, again.stderr)
+  assert.match(again.stderr, /^Recording into '.*run', which held a run that failed before its load \(the target listens on .*\): its files are replaced\n/)
+  assert.match(again.stdout, /^hotpath doctor: healthy/)
+  assert.equal((await readdir(run)).filter(f => f.startsWith('events-')).length, 1, 'the failed run\'s event log is gone')
+})
+
 test('a run directory that holds an earlier run is refused, in one line', async () => {
   const { dir } = await doctorOn("require('node:http').createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1')", ['-d', '1'])
   const again = await hotpath(['doctor', '-d', '1', '--no-progress', '--save', join(dir, 'run'), '--', process.execPath, join(dir, 'server.cjs')])
@@ -159,4 +224,12 @@ test('hotpath killed with SIGKILL does not leave its target running', async () =
   }
   if (alive) process.kill(pid, 'SIGKILL')
   assert.equal(alive, false, `the target (pid ${pid}) outlived hotpath`)
+
+  // What it left — the target's event log, no run.json — is an unfinished run: said so, and recorded into again.
+  const analysed = await hotpath(['doctor', '--analyse', join(dir, 'run')])
+  assert.equal(analysed.code, 2)
+  assert.match(analysed.stderr, new RegExp(`^hotpath doctor: '.*run' holds an unfinished run: the event log of pid ${pid}, but no run\\.json \\(hotpath was stopped before it finished recording\\): nothing to analyse — record the run again \\(it may record into '.*run'\\)\\n$`))
+  const again = await hotpath(['doctor', '-d', '1', '--no-progress', '--save', join(dir, 'run'), '--', process.execPath, 'examples/hello/server.js'], { env: { PORT: '0' }, timeout: 60000 })
+  assert.equal(again.code, 0, again.stderr)
+  assert.match(again.stderr, new RegExp(`^Recording into '.*run', which held an unfinished run \\(the event log of pid ${pid}, no run\\.json\\): its files are replaced`))
 })

@@ -246,6 +246,32 @@ test('an event log with a garbage line in the middle is corrupt; a last line cut
   assert.deepEqual(c.d.culprits, d0.culprits)
 })
 
+test('a saved run whose event log was deleted, or whose run.json is corrupt: the file named first, exit 2, in --analyse and compare', async () => {
+  await baseline()
+  const { dir, events } = await copyRun('events-deleted')
+  await rm(events)
+  const { r, d, lines } = await analyse(dir)
+  assert.equal(r.code, 2, r.stdout + r.stderr)
+  assert.equal(lines[0], 'hotpath doctor: insufficient-data (not enough data) — unreliable: files of the run are damaged')
+  assert.ok(lines[1].includes(`(${events}) is missing: nothing of this thread is in the analysis`), lines[1])
+  assert.doesNotMatch(r.stdout, /run the load longer|Load the server for longer/, 'a lost log is not a load too short')
+  assert.match(d.summary, /because the event log that held them is missing/)
+  assert.deepEqual(d.warnings.map((/** @type {any} */ w) => [w.kind, w.problem, w.affects]), [['events', 'missing', 'verdict']])
+  const { dir: whole } = await copyRun('compared-with')
+  const compared = await hotpath(['compare', whole, dir])
+  assert.equal(compared.code, 2, compared.stdout + compared.stderr)
+  assert.ok(compared.stdout.split('\n')[0].startsWith(`hotpath compare: ${dir} is unreliable, files of the run are damaged: The event log of pid `), compared.stdout)
+  assert.ok(compared.stdout.split('\n')[0].includes(`(${events}) is missing`))
+
+  const corrupt = await copyRun('run-json-corrupt')
+  await writeFile(join(corrupt.dir, 'run.json'), '{"kind":"hotpath-run","loadWin')
+  for (const [command, args] of [['doctor', ['--analyse', corrupt.dir]], ['compare', [whole, corrupt.dir]]]) {
+    const c = await hotpath([command, ...args])
+    assert.equal(c.code, 2, command)
+    assert.equal(c.stderr, `hotpath ${command}: '${join(corrupt.dir, 'run.json')}' is not valid JSON\n`)
+  }
+})
+
 test('a directory that is not a run: one line, exit 2', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-truth-empty-'))
   const r = await hotpath(['doctor', '--analyse', dir])

@@ -303,7 +303,9 @@ function speaksHttp (host, port) {
       got += c
       if (got.length >= 8) done(answered(got))
     })
-    socket.once('error', (/** @type {NodeJS.ErrnoException} */ err) => done(got.length > 0 ? answered(got) : `the connection failed: ${err.code ?? err.message}`))
+    socket.once('error', (/** @type {NodeJS.ErrnoException} */ err) => done(got.length > 0
+      ? answered(got)
+      : err.code === 'ECONNRESET' || err.code === 'EPIPE' ? 'it reset the connection without answering' : `the connection failed: ${err.code ?? err.message}`))
     socket.once('close', () => done(got.length > 0 ? answered(got) : 'it closed the connection without answering'))
   })
 }

@@ -39,6 +39,16 @@ const DECISIVE_CHARTS = {
 }
 
 /**
+ * What ran after the load window and is not charted, for the charts' hint.
+ * @param {import('./series.js').RunSeries} series
+ */
+function afterNote (series) {
+  const after = series.after ?? []
+  if (after.length === 0) return ''
+  return ` · after the window, not charted (each its own load, not measured with it): ${after.map(a => `${esc(a.what)} (${esc(a.seconds.toFixed(1))} s)`).join(', ')}`
+}
+
+/**
  * Renders the report of one doctor run as a complete HTML document.
  * @param {Diagnosis | import('../../analysis/diagnose.js').Diagnosis} diagnosis what `diagnose(runData)` returned, in words
  *   or not
@@ -69,7 +79,7 @@ ${experimentsSection(d.experiments ?? [])}
     <h2>Over the run</h2>
     <label class="hr-select" hidden>Show <select id="hr-thread" aria-label="process or thread"></select></label>
   </div>
-  <p class="hr-hint"><span class="hr-key hr-key-load"></span> the load window · <span class="hr-key hr-key-threshold"></span> the threshold of a rule · time in seconds from the start of the load${series.load ? '' : ` · <strong>no load-generator figures</strong>: the load was run by ${runData.run.onPort ? `<code>${esc(runData.run.onPort.command)}</code>` : 'another tool'} (--on-port), so requests/s are those the server finished`}</p>
+  <p class="hr-hint"><span class="hr-key hr-key-load"></span> the load window · <span class="hr-key hr-key-threshold"></span> the threshold of a rule · time in seconds from the start of the load${afterNote(series)}${series.load ? '' : ` · <strong>no load-generator figures</strong>: the load was run by ${runData.run.onPort ? `<code>${esc(runData.run.onPort.command)}</code>` : 'another tool'} (--on-port), so requests/s are those the server finished`}</p>
   <div class="hr-charts" id="hr-charts"></div>
 </section>
 ${flameSection(profiles, raw)}

@@ -19,10 +19,17 @@ import { roleMap, threadSeries } from './series-threads.js'
  * @property {ThreadSeries[]} threads
  * @property {{ rps: Values, errors: Values, p50: Values, p90: Values, p99: Values, max: Values } | null} load the load
  *   generator's per-second figures on the grid of seconds (latency in ms); null without a built-in load
+ * @property {{ what: string, seconds: number }[]} [after] the phases doctor ran after the window, not charted
  */
 
 /** ms: samples this far from the load window are not believed. */
 const LONGEST = 6 * 3600 * 1000
+/**
+ * ms charted before and after the load window, at most (a quarter of it for a short one): the start-up and the moment
+ * after the load give context; the phases after it (heap samples, snapshots, each its own load) are not the window's
+ * and, minutes long, would dwarf it — they are listed instead (`after`).
+ */
+const MARGIN = 2000
 /** Longest chart, in buckets: longer runs get wider buckets. */
 const MAX_BUCKETS = 600
 
@@ -33,9 +40,11 @@ const MAX_BUCKETS = 600
 export function runSeries (data) {
   const t0 = data.run.loadWindow.start
   const end = Math.max(t0, num(data.run.loadWindow.end))
-  // A saved run is read as found: samples or bins with impossible times (a damaged file) are left out of the charts.
+  const margin = Math.min(MARGIN, Math.max(250, (end - t0) / 4))
+  // A saved run is read as found: samples or bins with impossible times (a damaged file) are left out of the charts,
+  // and so is what came long before or after the window.
   const plausible = (/** @type {number} */ time, /** @type {number} */ ms) =>
-    Number.isFinite(time) && time > t0 - LONGEST && time < end + LONGEST && ms >= 0 && ms < LONGEST
+    Number.isFinite(time) && time > t0 - margin && time - ms < end + margin && ms >= 0 && ms < LONGEST
   let first = t0
   let last = end
   const threadSamples = data.threads.map(t => t.samples.filter(s => plausible(s.time, s.interval)))
@@ -66,8 +75,27 @@ export function runSeries (data) {
     fine: { step: fineMs / 1000, x: fine.x },
     coarse: { step: coarseMs / 1000, x: coarse.x },
     threads,
-    load: data.run.load ? loadSeries(bins, coarse) : null
+    load: data.run.load ? loadSeries(bins, coarse) : null,
+    after: phasesAfter(data.run)
   }
+}
+
+/**
+ * The phases doctor ran after the load window (run.json says what each took), for the page to say they are not in
+ * the charts.
+ * @param {import('../../run/doctor-run.js').RunRecord} run
+ * @returns {{ what: string, seconds: number }[]}
+ */
+function phasesAfter (run) {
+  const sum = (/** @type {{ duration?: number }[] | undefined} */ phases) => (phases ?? []).reduce((a, p) => a + (Number(p.duration) || 0), 0)
+  const out = []
+  const allocations = run.allocations
+  if (allocations && allocations.phases.length > 0) out.push({ what: `heap sampling load${allocations.phases.length > 1 ? 's' : ''}`, seconds: round(sum(allocations.phases), 1) })
+  const r = run.retainers
+  if (r && r.snapshots.length > 0) {
+    out.push({ what: `${r.snapshots.length} heap snapshot${r.snapshots.length > 1 ? 's' : ''} and their loads`, seconds: round(sum(r.phases) + r.snapshots.reduce((a, x) => a + (Number(x.ms) || 0), 0) / 1000, 1) })
+  }
+  return out
 }
 
 /**
