@@ -45,7 +45,7 @@ test('gc dominated by scavenges: the semi-space ladder is measured and the advic
     const d = run.json
     assert.equal(d.category, 'gc', d.summary)
     assert.match(run.stderr, /Measuring max-semi-space-size before advising it: up to 100 s/)
-    assert.match(run.stderr, /Experiment --max-semi-space-size=32 against 16: phase 1\/5, baseline \(0 s of 100 s; --no-experiments skips\)/)
+    assert.match(run.stderr, /Experiment --max-semi-space-size=32 against 16: phase 1\/5, baseline \(0 s of 100 s; Ctrl-C skips\)/)
     assert.match(run.stderr, /Experiment --max-semi-space-size=\d+ against \d+: phase 2\/5, candidate/)
     const e = d.experiments.find((/** @type {any} */ x) => x.setting === 'max-semi-space-size')
     assert.ok(e, JSON.stringify(d.experiments))
@@ -175,9 +175,28 @@ test('--try measures the user\'s own settings against the baseline; --no-experim
   }
 })
 
-test('--no-experiments: nothing is measured after the run, and no experiments in the JSON', async () => {
+test('unasked, the settings are proposed with the command that measures them and how long it takes; --no-experiments: nothing', async () => {
   // 16 MB semi-spaces as in the test above: Node 24's default young generation can hold this server's garbage.
-  const run = await doctor(['--no-experiments'], [process.execPath, '--max-semi-space-size=16', server('young-generation.js')])
+  const young = [process.execPath, '--max-semi-space-size=16', server('young-generation.js')]
+  const proposed = await doctor([], young)
+  try {
+    assert.equal(proposed.code, 0, proposed.stderr)
+    assert.doesNotMatch(proposed.stderr, /Measuring|Experiment/, 'the server is not restarted')
+    const e = proposed.json.experiments.find((/** @type {any} */ x) => x.setting === 'max-semi-space-size')
+    assert.ok(e, JSON.stringify(proposed.json.experiments))
+    assert.deepEqual([e.verdict, e.stopped, e.tried], ['not-run', 'proposed', []])
+    assert.ok(e.proposal.seconds > 10, `up to ${e.proposal.seconds} s`)
+    const budget = Math.ceil(e.proposal.seconds / 10) * 10
+    assert.equal(e.proposal.command, `hotpath doctor -d 3 -c 10 --experiment-time ${budget}s -- ${young.join(' ')}`)
+    // The advice: right after the generic line about the young generation, the command that measures it.
+    const at = proposed.json.facts.recommendations.findIndex((/** @type {any} */ a) => a.kind === 'scavenges')
+    assert.ok(at >= 0)
+    assert.equal(proposed.json.facts.recommendations[at + 1].kind, 'measured-setting')
+    assert.match(proposed.json.recommendations[at + 1], new RegExp(`^Measure --max-semi-space-size at [\\d MB,and]+ \\(16 MB now\\) before you set it \\(up to ${e.proposal.seconds} s, the server restarted for each phase\\): hotpath doctor `))
+  } finally {
+    await rm(proposed.dir, { recursive: true, force: true })
+  }
+  const run = await doctor(['--no-experiments'], young)
   try {
     assert.equal(run.code, 0, run.stderr)
     assert.equal(run.json.experiments, undefined)

@@ -158,7 +158,7 @@ test('a target whose port speaks no HTTP: said at once with what it answered, ex
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-failures-'))
   const script = join(dir, 'server.cjs')
   await writeFile(script, "require('node:net').createServer((s) => { s.on('error', () => {}); s.on('data', () => s.write('SSH-2.0-OpenSSH_9.6\\r\\n')) }).listen(0, '127.0.0.1')")
-  for (const [command, out] of [['doctor', ['--save', join(dir, 'run')]], ['flame', ['-o', join(dir, 'flame')]], ['heap', ['--save', join(dir, 'heap')]], ['load', []]]) {
+  for (const [command, out] of /** @type {[string, string[]][]} */ ([['doctor', ['--save', join(dir, 'run')]], ['flame', ['-o', join(dir, 'flame')]], ['heap', ['--save', join(dir, 'heap')]], ['load', []]])) {
     // A listen timeout far beyond the test's own: a run that waits for HTTP that never comes fails the test.
     const r = await hotpath([command, '-d', '2', ...(command === 'heap' ? [] : ['--no-progress']), '--listen-timeout', '120s', ...out, '--', process.execPath, script], { timeout: 30000 })
     assert.equal(r.code, 3, `${command}: ${r.stderr}`)

@@ -265,7 +265,7 @@ test('a saved run whose event log was deleted, or whose run.json is corrupt: the
 
   const corrupt = await copyRun('run-json-corrupt')
   await writeFile(join(corrupt.dir, 'run.json'), '{"kind":"hotpath-run","loadWin')
-  for (const [command, args] of [['doctor', ['--analyse', corrupt.dir]], ['compare', [whole, corrupt.dir]]]) {
+  for (const [command, args] of /** @type {[string, string[]][]} */ ([['doctor', ['--analyse', corrupt.dir]], ['compare', [whole, corrupt.dir]]])) {
     const c = await hotpath([command, ...args])
     assert.equal(c.code, 2, command)
     assert.equal(c.stderr, `hotpath ${command}: '${join(corrupt.dir, 'run.json')}' is not valid JSON\n`)

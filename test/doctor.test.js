@@ -29,7 +29,7 @@ async function doctor (example, extra = []) {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
   const json = join(dir, 'diagnosis.json')
   const save = join(dir, 'run')
-  const r = await hotpath(['doctor', '-d', '4', '--no-progress', '--save', save, '--json', json, ...extra, '--', process.execPath, `examples/${example}/server.js`], { env: { PORT: '0' }, timeout: 90000 })
+  const r = await hotpath(['doctor', '-d', '4', '--no-progress', '--save', save, '--json', json, ...extra, '--', process.execPath, `examples/${example}/server.js`], { env: { PORT: '0' }, timeout: 240000 })
   assert.equal(r.code, 0, `doctor exited ${r.code}\n${r.stderr}\n${r.stdout}`)
   return { d: JSON.parse(await readFile(json, 'utf8')), out: r.stdout, save }
 }
@@ -197,9 +197,17 @@ test('gc: a report built from throw-away objects', async () => {
   assert.ok(['loadRows', 'priceRows', 'buildReport'].includes(allocators[0]), `the top allocation culprit builds the rows: ${allocators}`)
 })
 
-test('memory-leak: an audit trail that only grows', async () => {
-  const { d } = await doctor('memory-leak')
+test('memory-leak: an audit trail that only grows; the verdict first, then heap snapshots confirm it and name what keeps it', async () => {
+  // The snapshots' time is the machine's: this one may be loaded, and what they find is what is tested here.
+  const { d, out } = await doctor('memory-leak', ['--snapshot-time', '180s'])
   assert.equal(d.category, 'memory-leak')
+  // The verdict came before the snapshots (saying they follow), and the update after them says they confirmed it.
+  assert.match(out, /^hotpath doctor: [\w-]+ \([\w -]+\)\n\n {2}.* Heap snapshots follow \(about \d+ s; Ctrl-C skips them\)/)
+  const update = out.indexOf('\nhotpath doctor: memory-leak (memory leak) — confirmed by heap snapshots')
+  assert.ok(update > 0, out)
+  assert.match(out.slice(update), /Culprits\n {2}1\. auditTrail \(Array\) {2}examples\/memory-leak\/server\.js:\d+/)
+  assert.match(out.slice(update), /Report: .*\(updated\)\n$/)
+  assert.equal(d.measured.facts.snapshots.state, 'taken')
   const growth = evidence(d, 'heap-growth')
   assert.equal(growth.verdict, 'leak')
   assert.ok(growth.value > 1e6, `grows ${growth.value} B/s`)

@@ -163,7 +163,7 @@ export async function measureSettings (planned, data, values, command, flags, io
   // An agent's limit that nothing the app reads could set is in the code: said without a start.
   const measuring = plans.filter(p => p.kind !== 'code' || (p.candidates ?? []).length > 0)
   const names = measuring.map(p => p.setting === 'try' ? `--try '${p.ladder[0]}'` : p.kind === 'code' ? `${p.facts?.agent}'s maxSockets` : p.setting).join(', ')
-  if (measuring.length > 0) io.stderr.write(`Measuring ${names} before advising ${measuring.length > 1 ? 'them' : 'it'}, the server restarted for each phase: up to ${Math.round(flags.budgetMs / 1000)} s (--experiment-time; Ctrl-C skips)…\n`)
+  if (measuring.length > 0) io.stderr.write(`Measuring ${names} before advising ${measuring.length > 1 ? 'them' : 'it'}: up to ${Math.round(flags.budgetMs / 1000)} s, the server restarted for each phase (--experiment-time; Ctrl-C skips)…\n`)
   const port = values.port === undefined ? undefined : Number(values.port)
   const experiments = await runExperiments(plans, {
     command,

@@ -47,7 +47,7 @@ export async function findLimitVariable (plan, o, run) {
     const assigned = distinctValues(group, known)
     const used = Math.round((Date.now() - run.began) / 1000)
     const setting = Object.entries(assigned).map(([k, v]) => `${k}=${v}`).join(' ')
-    run.status(`Experiment: which variable sets ${agent}'s maxSockets (${plan.current})? start ${starts}, with ${setting} (${used} s of ${Math.round(run.budgetMs / 1000)} s; --no-experiments skips)…`)
+    run.status(`Experiment: which variable sets ${agent}'s maxSockets (${plan.current})? start ${starts}, with ${setting} (${used} s of ${Math.round(run.budgetMs / 1000)} s; Ctrl-C skips)…`)
     // A variable that moves the port (PORT=1) must not hold the search for the whole listen timeout.
     const start = { ...o, listenTimeout: Math.min(o.listenTimeout, LISTEN_SECONDS) }
     const phase = await runPhase({ flags: [], env: { ...assigned, HOTPATH_EXPERIMENT_AGENTS: '1' } }, start, { arm: 'candidate', value: setting }, { warmup: 0, seconds: LOAD_SECONDS })

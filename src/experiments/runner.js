@@ -112,7 +112,7 @@ async function runLadder (plan, o, run, clock, started) {
       const what = current === null && plan.setting === 'max-semi-space-size'
         ? `${plan.setting}: phase ${k + 1}/${PATTERN.length}, baseline, reading the young generation's size in effect`
         : `${name} against ${against}: phase ${k + 1}/${PATTERN.length}, ${arm}`
-      run.status(`Experiment ${what} (${used} s of ${Math.round(run.budgetMs / 1000)} s; --no-experiments skips)…`)
+      run.status(`Experiment ${what} (${used} s of ${Math.round(run.budgetMs / 1000)} s; Ctrl-C skips)…`)
       const candidate = variantOf(plan, value)
       const phase = await runPhase(arm === 'baseline' ? baseline : { flags: candidate.flags, env: { ...gauge, ...candidate.env } }, o, { arm, value: arm === 'baseline' ? '' : value })
       phases.push(phase)

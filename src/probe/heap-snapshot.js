@@ -68,8 +68,9 @@ async function heapSession () {
  * keeping only samples of objects still alive when it stops — where what the load left behind was allocated. It runs in
  * the snapshot session: a second session's HeapProfiler.disable, when it closed, would clear the object numbers that
  * follow objects from one snapshot to the next.
- * @param {{ type: string, name?: unknown, interval?: unknown, includeCollected?: unknown }} command
- *   `heap-sampling-start` { interval, includeCollected } or `heap-sampling-stop` { name }: the file name, in the run dir
+ * @param {{ type: string, name?: unknown, interval?: unknown, includeCollected?: unknown, collect?: unknown }} command
+ *   `heap-sampling-start` { interval, includeCollected } or `heap-sampling-stop` { name, collect }: the file name, in
+ *   the run dir; `collect`: a full collection first, so that only what survives it is in the samples
  * @param {{ runDir: string, channel: { send: (message: object) => void } }} options
  */
 export async function onHeapSamplingCommand (command, options) {
@@ -86,6 +87,8 @@ export async function onHeapSamplingCommand (command, options) {
       return
     }
     const name = typeof command.name === 'string' && /^[\w.-]+$/.test(command.name) ? command.name : 'allocations.heapprofile'
+    // What a load just left (its last requests' objects, garbage no collection has reached) is not what it kept.
+    if (command.collect === true) await post(s, 'HeapProfiler.collectGarbage')
     const { profile } = /** @type {{ profile: object }} */ (await post(s, 'HeapProfiler.stopSampling'))
     writeFileSync(join(options.runDir, name), JSON.stringify(profile))
     options.channel.send({ type: 'heap-sampling-done', name, pid: process.pid })

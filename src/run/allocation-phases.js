@@ -70,7 +70,7 @@ export async function sampleHeap (target, peer, what, o) {
   const name = `heap-${o.kind}-${o.pid}-0.heapprofile`
   const reply = what === 'start'
     ? await ask(target, peer, { type: 'heap-sampling-start', interval: o.interval, includeCollected: o.kind === 'allocations' }, 'heap-sampling-started', 30, 'heap sampling')
-    : await ask(target, peer, { type: 'heap-sampling-stop', name }, 'heap-sampling-done', 60, 'heap sampling')
+    : await ask(target, peer, { type: 'heap-sampling-stop', name, collect: o.kind === 'retained' }, 'heap-sampling-done', 60, 'heap sampling')
   if (reply === null) throw new Error('the target exited')
   if (reply.error) throw new Error(String(reply.error))
   return name

@@ -193,7 +193,7 @@ async function sampleAllocations (target, peer, record, what) {
  * Sends the probe a command and waits for its reply of the given type.
  * @param {TargetProcess} target
  * @param {import('./channel.js').Peer} peer
- * @param {{ type: string, name?: string, interval?: number, includeCollected?: boolean }} command
+ * @param {{ type: string, name?: string, interval?: number, includeCollected?: boolean, collect?: boolean }} command
  * @param {string} replyType
  * @param {number} timeout seconds
  * @param {string} flag the option that sets the timeout, for the message
