@@ -229,6 +229,47 @@ test('memory-leak: an audit trail that only grows; the verdict first, then heap 
   assert.ok(lines.includes(top.line), `line ${top.line} builds or keeps the audit entry (${lines})`)
 })
 
+test('heap snapshots beyond their budget are not taken, and Ctrl-C skips them: the verdict stands, said with what it rests on', async () => {
+  // A budget no snapshot fits: said before any is taken, with the command that takes them.
+  const { d, out } = await doctor('memory-leak', ['-d', '3', '--snapshot-time', '1s'])
+  assert.match(out, /\nhotpath doctor: [\w-]+ \([\w -]+\) — heap snapshots not taken\n/)
+  const s = d.measured.facts.snapshots
+  assert.deepEqual([s.state, s.why, s.budget], ['skipped', 'budget', 1], JSON.stringify(s))
+  assert.ok(s.heapBytes > 1e6 && s.seconds >= 1, JSON.stringify(s))
+  assert.match(d.summary, /heap snapshots.*were not taken|not on heap snapshots/)
+  assert.ok(d.summary.includes(`beyond the 1 s doctor gives them (--snapshot-time); hotpath heap -- ${process.execPath} examples/memory-leak/server.js names what keeps it`), d.summary)
+  if (d.category === 'memory-leak') assert.match(d.summary, /This rests on the heap's trend alone \(R² [\d.]+ over the window, [\d.]+ MB kept by the full collections around the load\)/)
+  assert.ok(!d.culprits.some((/** @type {any} */ c) => c.measure === 'retained'))
+
+  // Ctrl-C once the snapshots began: they stop, the target with them, and the verdict is kept with its exit code.
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
+  const json = join(dir, 'd.json')
+  const child = spawn(process.execPath, [BIN, 'doctor', '-d', '3', '--no-progress', '--snapshot-time', '180s', '--save', join(dir, 'run'), '--json', json, '--', process.execPath, 'examples/memory-leak/server.js'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (c) => { stdout += c })
+  child.stderr.setEncoding('utf8').on('data', (c) => {
+    stderr += c
+    if (/snapshot 1\/3/.test(c)) child.kill('SIGINT')
+  })
+  const code = await new Promise(resolve => child.on('close', resolve))
+  assert.ok(/snapshot 1\/3/.test(stderr), stderr)
+  assert.equal(code, 0, stderr)
+  assert.match(stdout, /^hotpath doctor: [\w-]+ /)
+  assert.match(stdout, /\nhotpath doctor: [\w-]+ \([\w -]+\) — heap snapshots skipped\n/)
+  const skipped = JSON.parse(await readFile(json, 'utf8'))
+  assert.deepEqual([skipped.measured.facts.snapshots.state, skipped.measured.facts.snapshots.why], ['skipped', 'interrupted'])
+  assert.match(skipped.summary, /they were skipped \(Ctrl-C\)/)
+  assert.equal(skipped.run.aborted, false, 'the load itself ran whole')
+  assert.deepEqual((await readdir(join(dir, 'run'))).filter(f => f.endsWith('.heapsnapshot')), [], 'no snapshot left behind')
+  const pid = Number(/\(pid (\d+)\)/.exec(stderr)?.[1])
+  assert.throws(() => process.kill(pid, 0), 'the target was stopped')
+})
+
 test('the listener-per-request bug: the line that adds the listener, and the hashing call', async () => {
   const { d, out } = await doctor('listener-leak')
   assert.equal(d.category, 'event-loop')

@@ -7,8 +7,11 @@
 // own. What these phases cost the server is in none of the run's figures: the window is over.
 import { ask, probeOf, runPhase } from './heap-run.js'
 
-/** Seconds a phase loads at most: thousands of samples at the default interval for a server GC keeps busy. */
-const PHASE_SECONDS = 3
+/**
+ * Seconds a phase loads at most: thousands of samples at the default interval for a server GC keeps busy, and short,
+ * since the verdict waits for it.
+ */
+const PHASE_SECONDS = 2
 
 /** @typedef {'allocations' | 'retained'} SampleKind */
 

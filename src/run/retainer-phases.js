@@ -90,7 +90,8 @@ export async function recordRetainers (target, o) {
   const record = { phases: [], snapshots: [], keptBytes: o.plan.keptBytes, reason: o.plan.reason, error: null }
   const estimate = retainerSeconds({ heapBytes: o.plan.heapBytes, growthBytesPerSecond: o.plan.growthBytesPerSecond, phaseSeconds })
   const skip = (/** @type {RetainerSkip['why']} */ why, /** @type {number} */ seconds) => {
-    for (const s of record.snapshots) rmSync(join(o.runDir, s.name), { force: true })
+    // (the one being written when Ctrl-C came too: its target is stopped in the middle of it)
+    for (let k = 1; k <= 3; k++) rmSync(join(o.runDir, `retained-${k}.heapsnapshot`), { force: true })
     return { ...record, phases: [], snapshots: [], skipped: { why, heapBytes: o.plan.heapBytes, seconds: Math.round(seconds), budget } }
   }
   const what = o.plan.reason === 'kept'
@@ -107,7 +108,9 @@ export async function recordRetainers (target, o) {
     const timeout = 300
     const take = async () => {
       o.status(`  snapshot ${record.snapshots.length + 1}/3 (${Math.round((Date.now() - began) / 1000)} s of about ${Math.round(estimate)} s)…`)
-      const { name, bytes, ms } = await snapshot(target, peer, `retained-${record.snapshots.length + 1}.heapsnapshot`, o.runDir, timeout)
+      // A big heap's snapshot takes long and cannot be stopped inside the target: Ctrl-C leaves it, and the target is
+      // stopped with it.
+      const { name, bytes, ms } = await untilAborted(snapshot(target, peer, `retained-${record.snapshots.length + 1}.heapsnapshot`, o.runDir, timeout), o.signal)
       record.snapshots.push({ name, bytes, ms })
       return ms
     }
@@ -136,9 +139,28 @@ export async function recordRetainers (target, o) {
     if (sampling) record.heapRetained = await sampleHeap(target, peer, 'stop', { kind: 'retained', interval: o.heapInterval, pid: o.pid }).catch(() => undefined)
   } catch (err) {
     if (o.signal.aborted && target.exitInfo === null) return skip('interrupted', estimate)
-    record.error = String(/** @type {Error} */ (err)?.message ?? err)
+    const exit = target.exitInfo
+    record.error = exit && !exit.stoppedByUs
+      ? `the target exited ${exit.signal ? `on signal ${exit.signal}` : `with code ${exit.code}`} during them`
+      : String(/** @type {Error} */ (err)?.message ?? err)
   }
   return record
+}
+
+/**
+ * A promise, or a rejection as soon as the signal aborts.
+ * @template T
+ * @param {Promise<T>} promise
+ * @param {AbortSignal} signal
+ * @returns {Promise<T>}
+ */
+function untilAborted (promise, signal) {
+  if (signal.aborted) return Promise.reject(new Error('interrupted'))
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(new Error('interrupted'))
+    signal.addEventListener('abort', onAbort, { once: true })
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+  })
 }
 
 /**
