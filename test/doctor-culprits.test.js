@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { browserSkip, launchBrowser } from './helpers/browser.js'
 import { hotpath, ROOT } from './helpers/cli.js'
+import { exampleRun } from './helpers/example-runs.js'
 
 /**
  * The 1-based line of the first line of a file that contains `text`.
@@ -22,17 +23,14 @@ async function lineOf (file, text) {
 }
 
 /**
- * Runs doctor on an example and returns its JSON diagnosis, terminal output and HTML report.
+ * doctor on an example (-d 5, a leak's snapshots given time: helpers/example-runs.js, shared with the files that read
+ * the same run): its JSON diagnosis, terminal output and report.
  * @param {string} example
  */
 async function doctor (example) {
-  const dir = await mkdtemp(join(tmpdir(), 'hotpath-culprits-'))
-  const json = join(dir, 'diagnosis.json')
-  const html = join(dir, 'report.html')
-  // A leak's snapshots are given the time a loaded machine needs: what they find is what is tested.
-  const r = await hotpath(['doctor', '-d', '5', '--no-progress', '--snapshot-time', '180s', '--save', join(dir, 'run'), '--json', json, '--report', html, '--', process.execPath, `examples/${example}/server.js`], { env: { PORT: '0' }, timeout: 240000 })
-  assert.equal(r.code, 0, `doctor exited ${r.code}\n${r.stderr}\n${r.stdout}`)
-  return { d: JSON.parse(await readFile(json, 'utf8')), out: r.stdout, html }
+  const r = await exampleRun(example)
+  assert.equal(r.code, 0, `doctor exited ${r.code}\n${r.stderr}\n${r.out}`)
+  return { d: r.d, out: r.out, html: r.html }
 }
 
 /**

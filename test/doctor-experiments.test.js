@@ -39,13 +39,14 @@ test('gc dominated by scavenges: the semi-space ladder is measured and the advic
   // The young generation V8 chooses differs by line (16 MB semi-spaces on Node 20 and 22, 64 MB on Node 24 with
   // memory to spare, where this server's garbage fits already): the command sets 16, as a server that sets its own
   // would, and the phases change it where it stands.
-  const run = await doctor(['--experiment-time', '100s'], [process.execPath, '--max-semi-space-size=16', server('young-generation.js')])
+  // One value's phases fit in the time (the ladder's rules for many are doctor-experiment-judging.test.js's).
+  const run = await doctor(['--experiment-time', '40s'], [process.execPath, '--max-semi-space-size=16', server('young-generation.js')])
   try {
     assert.equal(run.code, 0, run.stderr)
     const d = run.json
     assert.equal(d.category, 'gc', d.summary)
-    assert.match(run.stderr, /Measuring max-semi-space-size before advising it: up to 100 s/)
-    assert.match(run.stderr, /Experiment --max-semi-space-size=32 against 16: phase 1\/5, baseline \(0 s of 100 s; Ctrl-C skips\)/)
+    assert.match(run.stderr, /Measuring max-semi-space-size before advising it: up to 40 s/)
+    assert.match(run.stderr, /Experiment --max-semi-space-size=32 against 16: phase 1\/5, baseline \(0 s of 40 s; Ctrl-C skips\)/)
     assert.match(run.stderr, /Experiment --max-semi-space-size=\d+ against \d+: phase 2\/5, candidate/)
     const e = d.experiments.find((/** @type {any} */ x) => x.setting === 'max-semi-space-size')
     assert.ok(e, JSON.stringify(d.experiments))
@@ -117,7 +118,7 @@ test('requests waiting on the thread pool: UV_THREADPOOL_SIZE is measured, and s
 })
 
 test('a heap near its limit: --max-old-space-size is measured, with the warning that it postpones a leak', async () => {
-  const run = await doctor(['--experiment-time', '60s'], [process.execPath, '--max-old-space-size=64', '--max-semi-space-size=1', server('heap-limit.js')])
+  const run = await doctor(['--experiment-time', '40s'], [process.execPath, '--max-old-space-size=64', '--max-semi-space-size=1', server('heap-limit.js')])
   try {
     assert.equal(run.code, 0, run.stderr)
     const d = run.json
@@ -147,7 +148,7 @@ test('a heap near its limit: --max-old-space-size is measured, with the warning 
 
 test('--try measures the user\'s own settings against the baseline; --no-experiments skips the automatic ones', async () => {
   const variant = '--max-semi-space-size=64 UV_THREADPOOL_SIZE=2'
-  const run = await doctor(['--no-experiments', `--try=${variant}`, '--experiment-time', '60s'], [process.execPath, '--max-semi-space-size=16', server('young-generation.js')])
+  const run = await doctor(['--no-experiments', `--try=${variant}`, '--experiment-time', '40s'], [process.execPath, '--max-semi-space-size=16', server('young-generation.js')])
   try {
     assert.equal(run.code, 0, run.stderr)
     const d = run.json
@@ -267,12 +268,12 @@ function assertAgentValues (e) {
 }
 
 test('requests queue for an agent whose limit the environment sets: the variable is found, its ladder measured, and the advice is the measured value', async () => {
-  const run = await doctor(['--experiment-time', '80s'], [process.execPath, server('agent-pool.js')], { INVENTORY_CONCURRENCY: '2' })
+  const run = await doctor(['--experiment-time', '50s'], [process.execPath, server('agent-pool.js')], { INVENTORY_CONCURRENCY: '2' })
   try {
     assert.equal(run.code, 0, run.stderr)
     const d = run.json
     assert.equal(d.category, 'io', d.summary)
-    assert.match(run.stderr, /Measuring Agent's maxSockets before advising it: up to 80 s/)
+    assert.match(run.stderr, /Measuring Agent's maxSockets before advising it: up to 50 s/)
     // One start with the candidates set to distinct values shows which one the agent's limit follows.
     assert.match(run.stderr, /Experiment: which variable sets Agent's maxSockets \(2\)\? start 1, with .*INVENTORY_CONCURRENCY=\d+/)
     assert.match(run.stderr, /Experiment INVENTORY_CONCURRENCY=4 against 2: phase 2\/5, candidate/)
@@ -315,7 +316,7 @@ test('requests queue for an agent whose limit the environment sets: the variable
 })
 
 test('an agent\'s limit read from a variable that is unset: a start with it set shows the limit follows it, and it is measured', async () => {
-  const run = await doctor(['--experiment-time', '40s'], [process.execPath, server('agent-pool.js')])
+  const run = await doctor(['--experiment-time', '50s'], [process.execPath, server('agent-pool.js')])
   try {
     assert.equal(run.code, 0, run.stderr)
     const d = run.json

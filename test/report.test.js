@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { hotpath, ROOT } from './helpers/cli.js'
+import { exampleRun } from './helpers/example-runs.js'
 import { browserSkip, launchBrowser } from './helpers/browser.js'
 import { backendsEnv, exampleNeeds, stopBackends } from './helpers/backends.js'
 
@@ -31,15 +32,13 @@ const reports = new Map()
 let browser
 
 before(async () => {
-  // One short doctor run per example, one after another (the machine's cores are the target's).
+  // One doctor run per example, one after another (the machine's cores are the target's), shared with the files that
+  // check its verdict and culprits (helpers/example-runs.js).
   for (const example of EXAMPLES) {
-    const save = join(work, example)
-    const html = join(work, `${example}.html`)
-    const json = join(work, `${example}.json`)
     const env = exampleNeeds(example).needs.length > 0 ? await backendsEnv() : {}
-    const r = await hotpath(['doctor', '-d', '3', '--no-progress', '--save', save, '--json', json, '--report', html, '--', process.execPath, `examples/${example}/server.js`], { env: { PORT: '0', ...env }, timeout: 90000 })
+    const r = await exampleRun(example, env)
     assert.equal(r.code, 0, `${example}: doctor exited ${r.code}\n${r.stderr}`)
-    reports.set(example, { html, diagnosis: JSON.parse(await readFile(json, 'utf8')), save, stdout: r.stdout })
+    reports.set(example, { html: r.html, diagnosis: r.d, save: r.save, stdout: r.out })
   }
   if (!skip) browser = await launchBrowser({ width: 1280, height: 1000 })
 })

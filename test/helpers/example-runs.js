@@ -1,0 +1,120 @@
+// One doctor run per example, shared by the test files that read it: doctor.test.js checks its verdict and culprits,
+// report.test.js its HTML report, doctor-culprits.test.js what it blames. node --test runs each file in a process of
+// its own, so a run is kept on disk for the rest of that node --test invocation — in a folder named for the runner's
+// process and when it started — with a lock, so that two files running at once record it once. A file run on its own
+// (node test/doctor.test.js) records its runs afresh.
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtemp, readFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { hotpath } from './cli.js'
+
+/**
+ * The flags each example is run with, whichever file asks first: the longer load and the snapshots' time that the
+ * assertions of any of them need. A leak's heap snapshots get the time a loaded machine needs: what they find is
+ * tested, not how long they take. The gc example's settings are measured in doctor-experiments.test.js.
+ * @type {Record<string, string[]>}
+ */
+const FLAGS = {
+  gc: ['--no-experiments'],
+  'memory-leak': ['--snapshot-time', '180s'],
+  'fastify-leak': ['-d', '5', '--snapshot-time', '180s'],
+  'worker-threads': ['-d', '5']
+}
+
+/**
+ * @typedef {object} ExampleRun
+ * @property {any} d the diagnosis, as --json wrote it
+ * @property {string} out doctor's stdout
+ * @property {string} stderr
+ * @property {number | null} code
+ * @property {string} save the run directory
+ * @property {string} html the report
+ */
+
+/**
+ * doctor on examples/<name>/server.js, once per test run.
+ * @param {string} example
+ * @param {Record<string, string>} [env] for the target (an example that waits on a database); a run with an
+ *   environment of its own is not shared
+ * @returns {Promise<ExampleRun>}
+ */
+export async function exampleRun (example, env = {}) {
+  const args = ['-d', '4', ...(FLAGS[example] ?? [])]
+  const shared = Object.keys(env).length === 0 ? sharedDir() : null
+  if (shared === null) return record(await mkdtemp(join(tmpdir(), `hotpath-example-${example}-`)), example, args, env)
+  const dir = join(shared, example)
+  const done = join(dir, 'done.json')
+  const lock = `${dir}.lock`
+  for (;;) {
+    if (existsSync(done)) return JSON.parse(readFileSync(done, 'utf8'))
+    try {
+      mkdirSync(lock, { recursive: false })
+      writeFileSync(join(lock, 'pid'), String(process.pid))
+      break
+    } catch {}
+    // Another file records it; one whose process is gone left its lock behind.
+    const holder = Number(readIfThere(join(lock, 'pid')))
+    if (holder > 0 && !alive(holder)) rmSync(lock, { recursive: true, force: true })
+    await new Promise(resolve => setTimeout(resolve, 200))
+  }
+  try {
+    rmSync(dir, { recursive: true, force: true })
+    mkdirSync(dir, { recursive: true })
+    const run = await record(dir, example, args, env)
+    writeFileSync(done, JSON.stringify(run))
+    return run
+  } finally {
+    rmSync(lock, { recursive: true, force: true })
+  }
+}
+
+/**
+ * @param {string} dir
+ * @param {string} example
+ * @param {string[]} args
+ * @param {Record<string, string>} env
+ * @returns {Promise<ExampleRun>}
+ */
+async function record (dir, example, args, env) {
+  const json = join(dir, 'diagnosis.json')
+  const save = join(dir, 'run')
+  const html = join(dir, `${example}.html`)
+  const r = await hotpath(['doctor', ...args, '--no-progress', '--save', save, '--json', json, '--report', html, '--', process.execPath, `examples/${example}/server.js`], { env: { PORT: '0', ...env }, timeout: 240000 })
+  let d = null
+  try {
+    d = JSON.parse(await readFile(json, 'utf8'))
+  } catch {}
+  return { d, out: r.stdout, stderr: r.stderr, code: r.code, save, html }
+}
+
+/**
+ * The folder this node --test invocation keeps its runs in, or null when the file was not started by node --test.
+ * @returns {string | null}
+ */
+function sharedDir () {
+  if (!process.env.NODE_TEST_CONTEXT) return null
+  // The runner's start time (clock ticks since boot, /proc/<pid>/stat field 22) tells its pid from a later one's.
+  const stat = readIfThere(`/proc/${process.ppid}/stat`)
+  const started = stat ? stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] : '0'
+  return join(tmpdir(), `hotpath-test-runs-${process.ppid}-${started}`)
+}
+
+/** @param {string} file */
+function readIfThere (file) {
+  try {
+    return readFileSync(file, 'utf8')
+  } catch {
+    return ''
+  }
+}
+
+/** @param {number} pid */
+function alive (pid) {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,46 @@
+// npm test: every test file through node:test, in two passes. Most files run two at a time — a doctor run spends much
+// of its time waiting for its load's seconds, its target to start, its phases — and the few that time the load
+// generator against a server, or a sampler's cadence, run after them one at a time, with the machine to themselves.
+// Files named on the command line run alone, in order (node test/run.js test/doctor.test.js).
+import { readdirSync } from 'node:fs'
+import { join, relative, resolve } from 'node:path'
+import { run } from 'node:test'
+import { spec as Spec, tap } from 'node:test/reporters'
+import { fileURLToPath } from 'node:url'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+
+/** Files whose assertions are about time itself: latency against a known delay, a pacer's schedule, a cadence. */
+const ALONE = new Set([
+  'test/load.test.js',
+  'test/load-precision.test.js',
+  'test/load-segment.test.js',
+  'test/doctor-pace.test.js',
+  'test/runtime-profiling-stall.test.js',
+  'test/runtime-protection.test.js',
+  'test/sampling-sampler.test.js'
+])
+
+const named = process.argv.slice(2)
+const all = [...list('test'), ...list('test/internals')]
+const passes = named.length > 0
+  ? [{ files: named.map(f => resolve(f)), concurrency: 1 }]
+  : [{ files: all.filter(f => !ALONE.has(f)), concurrency: 2 }, { files: all.filter(f => ALONE.has(f)), concurrency: 1 }]
+
+let failed = false
+for (const pass of passes) {
+  const stream = run({ files: pass.files.map(f => resolve(ROOT, f)), concurrency: pass.concurrency })
+  stream.on('test:fail', () => { failed = true })
+  const out = stream.compose(process.stdout.isTTY ? new Spec() : tap)
+  out.pipe(process.stdout, { end: false })
+  await new Promise((resolve, reject) => out.on('end', resolve).on('error', reject))
+}
+process.exitCode = failed ? 1 : 0
+
+/**
+ * The test files of a folder, relative to the repository, in name order.
+ * @param {string} dir
+ */
+function list (dir) {
+  return readdirSync(join(ROOT, dir)).filter(f => f.endsWith('.test.js')).sort().map(f => relative(ROOT, join(ROOT, dir, f)))
+}
