@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { readdirSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { load } from '../load/load.js'
 import { VERSION } from '../version.js'
@@ -115,6 +115,8 @@ function writeFailedRecord (runDir, target, startedAt, err) {
     exitCode: typeof e?.exitCode === 'number' ? e.exitCode : 70,
     stderr: Array.isArray(e?.stderr) ? e.stderr : target.tail()
   }
+  // A run that measured (its verdict printed, then the report could not be written) keeps its record.
+  if (existsSync(resolve(runDir, 'run.json'))) return
   try {
     writeFileSync(resolve(runDir, 'run.json'), JSON.stringify({ kind: 'hotpath-run', version: VERSION, command: target.command, cwd: process.cwd(), startedAt, failed, loadWindow: null }, null, 2))
   } catch {}
@@ -215,7 +217,13 @@ async function record (options, runDir, target, startedAt) {
       const pending = { heapBytes: asked.heapBytes, seconds: Math.round(retainerSeconds({ ...asked, phaseSeconds: retainerPhaseSeconds(options.load) })), budget: Math.round(budgetMs / 1000) }
       const early = { ...recordOf({ code: null, signal: null, crashed: false }), retainers: { phases: [], snapshots: [], keptBytes: asked.keptBytes, reason: asked.reason, error: null, pending } }
       writeFileSync(resolve(runDir, 'run.json'), JSON.stringify(early, null, 2))
-      await options.onVerdict(early)
+      try {
+        await options.onVerdict(early)
+      } catch (err) {
+        await target.stop()
+        options.signal?.removeEventListener('abort', onAbort)
+        throw err
+      }
     }
     const before = target.exitInfo
     phases.retainers = before === null && !abort.signal.aborted

@@ -43,6 +43,7 @@ export async function exampleRun (example, env = {}) {
   const args = ['-d', '4', ...(FLAGS[example] ?? [])]
   const shared = Object.keys(env).length === 0 ? sharedDir() : null
   if (shared === null) return record(await mkdtemp(join(tmpdir(), `hotpath-example-${example}-`)), example, args, env)
+  mkdirSync(shared, { recursive: true })
   const dir = join(shared, example)
   const done = join(dir, 'done.json')
   const lock = `${dir}.lock`
@@ -52,7 +53,9 @@ export async function exampleRun (example, env = {}) {
       mkdirSync(lock, { recursive: false })
       writeFileSync(join(lock, 'pid'), String(process.pid))
       break
-    } catch {}
+    } catch (err) {
+      if (/** @type {NodeJS.ErrnoException} */ (err).code !== 'EEXIST') throw err
+    }
     // Another file records it; one whose process is gone left its lock behind.
     const holder = Number(readIfThere(join(lock, 'pid')))
     if (holder > 0 && !alive(holder)) rmSync(lock, { recursive: true, force: true })
