@@ -36,9 +36,9 @@ export { THRESHOLDS }
  * The heap snapshots doctor takes after the load when it left megabytes alive (`reason: 'kept'`) or each request cost
  * more than the last (`cost`): still to come after the verdict (`pending`), `taken`, `failed`, or `skipped` — `why`
  * `budget` (they would not have finished within `budget` seconds: `seconds` estimated for a heap of `heapBytes`),
- * `interrupted` (Ctrl-C) or `not-asked` (the target was gone). `trend`: the heap trend's R² and what the full
+ * `interrupted` (Ctrl-C), `not-asked` (the target was gone) or `unfinished` (hotpath stopped before them). `trend`: the heap trend's R² and what the full
  * collections around the load saw it keep, which a verdict without snapshots rests on. diagnose.js adds them.
- * @typedef {{ state: 'pending' | 'taken' | 'failed' | 'skipped', why?: 'budget' | 'interrupted' | 'not-asked', reason: 'kept' | 'cost', keptBytes: number,
+ * @typedef {{ state: 'pending' | 'taken' | 'failed' | 'skipped', why?: 'budget' | 'interrupted' | 'not-asked' | 'unfinished', reason: 'kept' | 'cost', keptBytes: number,
  *   heapBytes: number | null, seconds: number | null, budget: number | null, target: string, trend: { r2: number, kept: number | null } | null }} SnapshotFacts
  */
 

@@ -97,9 +97,11 @@ import { mapRunSites } from './run-sites.js'
  * short (a target killed mid-write) is skipped quietly; any other line that does not parse, and a profile that is
  * missing or not a profile, is recorded in `damage` and left out. A directory without run.json is refused.
  * @param {string} dir
+ * @param {{ live?: boolean }} [how] `live`: read by the doctor that records it, between its verdict and the heap
+ *   snapshots that follow it; otherwise snapshots still `pending` in run.json were never taken (hotpath stopped first)
  * @returns {RunData}
  */
-export function readRun (dir) {
+export function readRun (dir, how = {}) {
   const abs = resolve(dir)
   const runFile = join(abs, 'run.json')
   if (!existsSync(runFile)) {
@@ -131,6 +133,10 @@ export function readRun (dir) {
   if (!Array.isArray(run.stderr)) run.stderr = []
   if (typeof run.cwd !== 'string') run.cwd = abs
   run.aborted = run.aborted === true
+  if (!how.live && run.retainers?.pending) {
+    const { pending, ...rest } = run.retainers
+    run.retainers = { ...rest, skipped: { why: 'unfinished', heapBytes: pending.heapBytes, seconds: pending.seconds, budget: pending.budget } }
+  }
   const names = readdirSync(abs)
   /** @type {RunDamage[]} */
   const damage = []

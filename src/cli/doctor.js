@@ -93,7 +93,7 @@ export async function run ({ values, positionals, command, flags }, io) {
     // The heap snapshots come after the verdict: it is printed (and written) from the window, then updated.
     onVerdict: async () => {
       io.stderr.write('Analysing…\n')
-      const diagnosis = wordDiagnosis(diagnose(readRun(runDir)))
+      const diagnosis = wordDiagnosis(diagnose(readRun(runDir, { live: true })))
       if (jsonFile !== '-') early = { diagnosis, code: await report(diagnosis, jsonFile, values, io) }
     }
   })

@@ -34,8 +34,9 @@ const READ_SHARE = 0.35
 
 /**
  * @typedef {object} RetainerSkip
- * @property {'budget' | 'interrupted' | 'not-asked'} why `budget`: they would not have finished within it;
- *   `interrupted`: Ctrl-C; `not-asked`: the run could not take them (the target gone, a saved run)
+ * @property {'budget' | 'interrupted' | 'not-asked' | 'unfinished'} why `budget`: they would not have finished within
+ *   it; `interrupted`: Ctrl-C; `not-asked`: the run could not take them (the target gone); `unfinished`: hotpath
+ *   stopped (was killed) after its verdict, before them — a saved run's record says they were still to come
  * @property {number} heapBytes the heap they would have read
  * @property {number} seconds what they would have taken, estimated
  * @property {number} budget seconds they were given

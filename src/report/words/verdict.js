@@ -36,7 +36,7 @@ export function snapshotSentence (s, leak) {
   if (s.state !== 'skipped') return ''
   const why = s.why === 'budget'
     ? `the heap holds ${heap}, which three snapshots would take about ${s.seconds} s to read, beyond the ${s.budget} s doctor gives them (--snapshot-time)`
-    : s.why === 'interrupted' ? 'they were skipped (Ctrl-C)' : 'the target had ended'
+    : s.why === 'interrupted' ? 'they were skipped (Ctrl-C)' : s.why === 'unfinished' ? 'hotpath stopped before it took them' : 'the target had ended'
   const look = `hotpath heap ${s.target} names what keeps it`
   if (s.reason === 'cost') return ` Heap snapshots, which name what grows with each request, were not taken: ${why}; ${look}.`
   if (leak) {
