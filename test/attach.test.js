@@ -58,12 +58,12 @@ const oneLine = (r) => r.stderr.trim().split('\n')
 
 test('doctor --attach gives the verdict and culprit of doctor -- node on the same server, and leaves it serving with its inspector closed', { timeout: 120000 }, async () => {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-attach-'))
-  const spawned = await hotpath(['doctor', '-d', '4', '--no-progress', '--save', join(dir, 'spawned'), '--json', join(dir, 'spawned.json'), '--', process.execPath, 'examples/event-loop/server.js'], { env: { PORT: '0' }, timeout: 90000 })
+  const spawned = await hotpath(['doctor', '-d', '4', '--no-progress', '--save', join(dir, 'spawned'), '--json', join(dir, 'spawned.json'), '--', process.execPath, 'examples/event-loop/server.js'], { env: { PORT: '0' }, timeout: 90000, alone: true })
   assert.equal(spawned.code, 0, spawned.stderr)
   const server = await start([process.execPath, 'examples/event-loop/server.js'], /127\.0\.0\.1:(\d+)\//, { PORT: '0' })
   try {
     const port = Number(server.match[1])
-    const r = await hotpath(['doctor', '-d', '4', '--no-progress', '--save', join(dir, 'attached'), '--json', join(dir, 'attached.json'), '--attach', String(server.child.pid)], { timeout: 90000 })
+    const r = await hotpath(['doctor', '-d', '4', '--no-progress', '--save', join(dir, 'attached'), '--json', join(dir, 'attached.json'), '--attach', String(server.child.pid)], { timeout: 90000, alone: true })
     assert.equal(r.code, 0, r.stderr)
     const a = JSON.parse(await readFile(join(dir, 'attached.json'), 'utf8'))
     const s = JSON.parse(await readFile(join(dir, 'spawned.json'), 'utf8'))

@@ -14,10 +14,12 @@ const server = (/** @type {string} */ name) => join(ROOT, 'test', 'fixtures', 's
  * @param {string[]} args
  * @param {string[]} command
  * @param {Record<string, string>} [env] set in doctor's environment, which the target inherits
+ * @param {{ alone?: boolean }} [opts] `alone`: the test checks what a setting gained, which another file's load
+ *   beside the phases would blur (helpers/machine.js)
  */
-async function doctor (args, command, env = {}) {
+async function doctor (args, command, env = {}, opts = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-experiments-'))
-  const run = await hotpath(['doctor', '-d', '3', '-c', '10', '--no-progress', '--save', join(dir, 'run'), '--json', '-', ...args, '--', ...command], { timeout: 180_000, env })
+  const run = await hotpath(['doctor', '-d', '3', '-c', '10', '--no-progress', '--save', join(dir, 'run'), '--json', '-', ...args, '--', ...command], { timeout: 180_000, env, alone: opts.alone })
   return { ...run, dir, json: run.code !== 2 && run.stdout.trim().startsWith('{') ? JSON.parse(run.stdout) : null }
 }
 
@@ -268,7 +270,7 @@ function assertAgentValues (e) {
 }
 
 test('requests queue for an agent whose limit the environment sets: the variable is found, its ladder measured, and the advice is the measured value', async () => {
-  const run = await doctor(['--experiment-time', '50s'], [process.execPath, server('agent-pool.js')], { INVENTORY_CONCURRENCY: '2' })
+  const run = await doctor(['--experiment-time', '50s'], [process.execPath, server('agent-pool.js')], { INVENTORY_CONCURRENCY: '2' }, { alone: true })
   try {
     assert.equal(run.code, 0, run.stderr)
     const d = run.json
@@ -316,7 +318,7 @@ test('requests queue for an agent whose limit the environment sets: the variable
 })
 
 test('an agent\'s limit read from a variable that is unset: a start with it set shows the limit follows it, and it is measured', async () => {
-  const run = await doctor(['--experiment-time', '50s'], [process.execPath, server('agent-pool.js')])
+  const run = await doctor(['--experiment-time', '50s'], [process.execPath, server('agent-pool.js')], {}, { alone: true })
   try {
     assert.equal(run.code, 0, run.stderr)
     const d = run.json

@@ -17,7 +17,7 @@ async function category (server, env = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-baseline-'))
   const json = join(dir, 'd.json')
   // The snapshots confirm a leak whose heap's line scatters on a loaded machine: they get the time such a machine needs.
-  const r = await hotpath(['doctor', '-d', '5', '-c', '8', '--no-progress', '--snapshot-time', '180s', '--save', join(dir, 'run'), '--json', json, '--', process.execPath, server], { env: { PORT: '0', ...env }, timeout: 240000 })
+  const r = await hotpath(['doctor', '-d', '5', '-c', '8', '--no-progress', '--snapshot-time', '180s', '--save', join(dir, 'run'), '--json', json, '--', process.execPath, server], { env: { PORT: '0', ...env }, timeout: 240000, alone: true })
   assert.equal(r.code, 0, r.stderr)
   return JSON.parse(await readFile(json, 'utf8')).category
 }

@@ -17,7 +17,7 @@ async function profiledRun (extra) {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-slice-'))
   const save = join(dir, 'run')
   const json = join(dir, 'd.json')
-  const r = await hotpath(['doctor', '-d', '6', '-c', '8', '--no-progress', '--save', save, '--json', json, ...extra, '--', process.execPath, 'examples/event-loop/server.js'], { env: { PORT: '0' }, timeout: 90000 })
+  const r = await hotpath(['doctor', '-d', '6', '-c', '8', '--no-progress', '--save', save, '--json', json, ...extra, '--', process.execPath, 'examples/event-loop/server.js'], { env: { PORT: '0' }, timeout: 90000, alone: true })
   assert.equal(r.code, 0, r.stderr)
   const files = await readdir(save)
   const events = (await readFile(join(save, /** @type {string} */ (files.find(f => /^events-\d+-0\.ndjson$/.test(f)))), 'utf8'))

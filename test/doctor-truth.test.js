@@ -66,7 +66,7 @@ function record () {
     await writeFile(join(elsewhere, 'preload.cjs'), 'globalThis.preloaded = true\n')
     const run = join(elsewhere, 'run')
     const r = await hotpath(['doctor', '-d', '3', '--no-progress', '--save', run, '--json', join(elsewhere, 'd.json'), '--',
-      process.execPath, '--require', './preload.cjs', script, '--some-flag', 'value'], { cwd: elsewhere, timeout: 90000 })
+      process.execPath, '--require', './preload.cjs', script, '--some-flag', 'value'], { cwd: elsewhere, timeout: 90000, alone: true })
     assert.equal(r.code, 0, `doctor exited ${r.code}\n${r.stderr}\n${r.stdout}`)
     return { script, run, elsewhere }
   })()

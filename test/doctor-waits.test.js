@@ -23,7 +23,7 @@ import { startLineStore } from '../bench/lib/line-protocol.js'
 async function doctor (file, env, extra = []) {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-waits-'))
   const json = join(dir, 'diagnosis.json')
-  const r = await hotpath(['doctor', '-d', '4', '--no-progress', '--save', join(dir, 'run'), '--json', json, ...extra, '--', process.execPath, file], { env: { PORT: '0', ...env }, timeout: 120000 })
+  const r = await hotpath(['doctor', '-d', '4', '--no-progress', '--save', join(dir, 'run'), '--json', json, ...extra, '--', process.execPath, file], { env: { PORT: '0', ...env }, timeout: 120000, alone: true })
   assert.equal(r.code, 0, `doctor exited ${r.code}\n${r.stderr}\n${r.stdout}`)
   return { d: JSON.parse(await readFile(json, 'utf8')), out: r.stdout }
 }

@@ -9,7 +9,7 @@ import { hotpath } from './helpers/cli.js'
 test('profiles a server under load and names the blocking function', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-flame-live-'))
   const out = join(dir, 'login')
-  const r = await hotpath(['flame', '-d', '2', '--no-progress', '--json', '-o', out, '--', process.execPath, 'examples/event-loop/server.js'], { env: { PORT: '0' } })
+  const r = await hotpath(['flame', '-d', '2', '--no-progress', '--json', '-o', out, '--', process.execPath, 'examples/event-loop/server.js'], { env: { PORT: '0' }, alone: true })
   assert.equal(r.code, 0, r.stderr)
   const result = JSON.parse(r.stdout)
   assert.deepEqual(result.files.map((/** @type {any} */ f) => f.format).sort(), ['collapsed', 'cpuprofile', 'html', 'pprof'])

@@ -18,7 +18,7 @@ let browser
 
 before(async () => {
   for (const [example, save] of [['listener-leak', slow], ['hello', fast]]) {
-    const r = await hotpath(['doctor', '-d', '3', '--no-progress', '--save', save, '--json', `${save}.json`, '--', process.execPath, `examples/${example}/server.js`], { env: { PORT: '0' }, timeout: 90000 })
+    const r = await hotpath(['doctor', '-d', '3', '--no-progress', '--save', save, '--json', `${save}.json`, '--', process.execPath, `examples/${example}/server.js`], { env: { PORT: '0' }, timeout: 90000, alone: true })
     assert.equal(r.code, 0, r.stderr)
   }
   const r = await hotpath(['doctor', '--save', onPort, '--on-port', `"${process.execPath}" "${BIN}" load -c 2 -d 1 --no-progress -o ${join(work, 'plain.json')} http://127.0.0.1:$PORT/`, '--', process.execPath, 'examples/hello/server.js'], { env: { PORT: '0' } })

@@ -10,8 +10,14 @@ import { fileURLToPath } from 'node:url'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
-/** Files whose assertions are about time itself: latency against a known delay, a pacer's schedule, a cadence. */
+/**
+ * Files whose assertions are about time itself: latency against a known delay, a pacer's schedule, a cadence, a
+ * profiler's samples at their interval. (Runs of hotpath in the other files share the machine, or take it alone for a
+ * verdict that is checked: helpers/machine.js.)
+ */
 const ALONE = new Set([
+  'test/flame.test.js',
+  'test/profile.test.js',
   'test/load.test.js',
   'test/load-precision.test.js',
   'test/load-segment.test.js',

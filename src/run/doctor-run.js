@@ -227,7 +227,7 @@ async function record (options, runDir, target, startedAt) {
     }
     const before = target.exitInfo
     phases.retainers = before === null && !abort.signal.aborted
-      ? await recordRetainers(target, { pid: listening.pid, url, load: options.load, runDir, plan: asked, heapInterval: plan?.kinds.includes('retained') ? 0 : options.heapInterval, budgetMs, signal: abort.signal, status })
+      ? await recordRetainers(target, { pid: listening.pid, url, load: options.load, runDir, plan: asked, heapInterval: options.heapInterval, budgetMs, signal: abort.signal, status })
       : { phases: [], snapshots: [], keptBytes: asked.keptBytes, reason: asked.reason, error: null, skipped: { why: before === null ? 'interrupted' : 'not-asked', heapBytes: asked.heapBytes, seconds: 0, budget: Math.round(budgetMs / 1000) } }
     const exit = await target.stop()
     options.signal?.removeEventListener('abort', onAbort)

@@ -125,8 +125,10 @@ export async function recordRetainers (target, o) {
       return skip('budget', (Date.now() - began) / 1000 + rest)
     }
     if (o.signal.aborted) return skip('interrupted', estimate)
-    // What survives the two loads is also sampled where it was allocated, when it was not before the verdict. The
-    // samples are a by-product: without them the snapshots still blame.
+    // What survives the two loads is also sampled where it was allocated, and these samples replace those taken before
+    // the verdict: on examples/memory-leak the load of their own right after the window charged the helper that keeps
+    // the trail (inlined into the handler) to the handler in some runs, these did not. They are a by-product: without
+    // them the snapshots still blame.
     const sampling = o.heapInterval > 0 ? await sampleHeap(target, peer, 'start', { kind: 'retained', interval: o.heapInterval, pid: o.pid }).then(() => true, () => false) : false
     for (const name of /** @type {const} */ (['growth', 'settle'])) {
       if (o.signal.aborted) return skip('interrupted', estimate)

@@ -1,16 +1,30 @@
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { alone, shared } from './machine.js'
 
 export const BIN = fileURLToPath(new URL('../../bin/hotpath.js', import.meta.url))
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
 /**
- * Runs the hotpath CLI as a user would, in a real child process.
+ * Runs the hotpath CLI as a user would, in a real child process. A run that starts a server or a load shares the
+ * machine with the other test file running at once, or has it to itself with `alone` (helpers/machine.js).
  * @param {string[]} args
- * @param {{ timeout?: number, env?: Record<string, string>, cwd?: string }} [opts]
+ * @param {{ timeout?: number, env?: Record<string, string>, cwd?: string, alone?: boolean }} [opts] `alone`: for a run
+ *   whose verdict or timing the test checks
  * @returns {Promise<{ code: number | null, stdout: string, stderr: string }>}
  */
 export function hotpath (args, opts = {}) {
+  const offline = args.includes('--analyse') || args.includes('--from') || args.includes('--help') || !['doctor', 'flame', 'heap', 'load'].includes(args[0])
+  if (offline) return spawnCli(args, opts)
+  return opts.alone ? alone(() => spawnCli(args, opts)) : shared(() => spawnCli(args, opts))
+}
+
+/**
+ * @param {string[]} args
+ * @param {{ timeout?: number, env?: Record<string, string>, cwd?: string }} opts
+ * @returns {Promise<{ code: number | null, stdout: string, stderr: string }>}
+ */
+function spawnCli (args, opts) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: opts.cwd ?? ROOT,

@@ -1,13 +1,14 @@
 // One doctor run per example, shared by the test files that read it: doctor.test.js checks its verdict and culprits,
 // report.test.js its HTML report, doctor-culprits.test.js what it blames. node --test runs each file in a process of
-// its own, so a run is kept on disk for the rest of that node --test invocation — in a folder named for the runner's
-// process and when it started — with a lock, so that two files running at once record it once. A file run on its own
-// (node test/doctor.test.js) records its runs afresh.
+// its own, so a run is kept on disk for the rest of that node --test invocation (helpers/machine.js's folder), with a
+// lock, so that two files running at once record it once; it is recorded with the machine to itself. A file run on
+// its own (node test/doctor.test.js) records its runs afresh.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { mkdtemp, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { hotpath } from './cli.js'
+import { sessionDir } from './machine.js'
 
 /**
  * The flags each example is run with, whichever file asks first: the longer load and the snapshots' time that the
@@ -41,9 +42,8 @@ const FLAGS = {
  */
 export async function exampleRun (example, env = {}) {
   const args = ['-d', '4', ...(FLAGS[example] ?? [])]
-  const shared = Object.keys(env).length === 0 ? sharedDir() : null
+  const shared = Object.keys(env).length === 0 ? sessionDir() : null
   if (shared === null) return record(await mkdtemp(join(tmpdir(), `hotpath-example-${example}-`)), example, args, env)
-  mkdirSync(shared, { recursive: true })
   const dir = join(shared, example)
   const done = join(dir, 'done.json')
   const lock = `${dir}.lock`
@@ -83,24 +83,13 @@ async function record (dir, example, args, env) {
   const json = join(dir, 'diagnosis.json')
   const save = join(dir, 'run')
   const html = join(dir, `${example}.html`)
-  const r = await hotpath(['doctor', ...args, '--no-progress', '--save', save, '--json', json, '--report', html, '--', process.execPath, `examples/${example}/server.js`], { env: { PORT: '0', ...env }, timeout: 240000 })
+  // Its verdict is what the tests check: the machine to itself.
+  const r = await hotpath(['doctor', ...args, '--no-progress', '--save', save, '--json', json, '--report', html, '--', process.execPath, `examples/${example}/server.js`], { env: { PORT: '0', ...env }, timeout: 240000, alone: true })
   let d = null
   try {
     d = JSON.parse(await readFile(json, 'utf8'))
   } catch {}
   return { d, out: r.stdout, stderr: r.stderr, code: r.code, save, html }
-}
-
-/**
- * The folder this node --test invocation keeps its runs in, or null when the file was not started by node --test.
- * @returns {string | null}
- */
-function sharedDir () {
-  if (!process.env.NODE_TEST_CONTEXT) return null
-  // The runner's start time (clock ticks since boot, /proc/<pid>/stat field 22) tells its pid from a later one's.
-  const stat = readIfThere(`/proc/${process.ppid}/stat`)
-  const started = stat ? stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] : '0'
-  return join(tmpdir(), `hotpath-test-runs-${process.ppid}-${started}`)
 }
 
 /** @param {string} file */
