@@ -12,8 +12,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
 /**
  * Files whose assertions are about time itself: latency against a known delay, a pacer's schedule, a cadence, a
- * profiler's samples at their interval. (Runs of hotpath in the other files share the machine, or take it alone for a
- * verdict that is checked: helpers/machine.js.)
+ * profiler's samples at their interval, the stalls a monitor sees (a busy machine makes more). (Runs of hotpath in
+ * the other files share the machine, or take it alone for a verdict that is checked: helpers/machine.js.)
  */
 const ALONE = new Set([
   'test/flame.test.js',
@@ -22,6 +22,8 @@ const ALONE = new Set([
   'test/load-precision.test.js',
   'test/load-segment.test.js',
   'test/doctor-pace.test.js',
+  'test/runtime-metrics.test.js',
+  'test/runtime-metrics-otel.test.js',
   'test/runtime-profiling-stall.test.js',
   'test/runtime-protection.test.js',
   'test/sampling-sampler.test.js'
