@@ -6,6 +6,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { hotpath, ROOT } from './helpers/cli.js'
+import { assertSchema } from './helpers/schema.js'
 
 const server = (/** @type {string} */ name) => join(ROOT, 'test', 'fixtures', 'servers', name)
 
@@ -20,7 +21,9 @@ const server = (/** @type {string} */ name) => join(ROOT, 'test', 'fixtures', 's
 async function doctor (args, command, env = {}, opts = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-experiments-'))
   const run = await hotpath(['doctor', '-d', '3', '-c', '10', '--no-progress', '--save', join(dir, 'run'), '--json', '-', ...args, '--', ...command], { timeout: 180_000, env, alone: opts.alone })
-  return { ...run, dir, json: run.code !== 2 && run.stdout.trim().startsWith('{') ? JSON.parse(run.stdout) : null }
+  const json = run.code !== 2 && run.stdout.trim().startsWith('{') ? JSON.parse(run.stdout) : null
+  if (json !== null) assertSchema('doctor', json)
+  return { ...run, dir, json }
 }
 
 /**

@@ -10,6 +10,7 @@ import { mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { hotpath, BIN, ROOT } from './helpers/cli.js'
+import { assertSchema } from './helpers/schema.js'
 
 /**
  * Writes a server script in a fresh directory and runs doctor on it.
@@ -24,6 +25,7 @@ async function doctorOn (source, extra = []) {
   const r = await hotpath(['doctor', '-d', '3', '--no-progress', '--save', join(dir, 'run'), '--json', json, ...extra, '--', process.execPath, script], { timeout: 90000 })
   let d = null
   try { d = JSON.parse(await readFile(json, 'utf8')) } catch {}
+  if (d !== null) assertSchema('doctor', d)
   return { r, d, dir, script }
 }
 

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict'
 import { mkdtemp, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { assertSchema } from './helpers/schema.js'
 import { hotpath } from './helpers/cli.js'
 import { lineOf } from './helpers/source-lines.js'
 import { backendsEnv, stopBackends } from './helpers/backends.js'
@@ -25,7 +26,9 @@ async function doctor (file, env, extra = []) {
   const json = join(dir, 'diagnosis.json')
   const r = await hotpath(['doctor', '-d', '4', '--no-progress', '--save', join(dir, 'run'), '--json', json, ...extra, '--', process.execPath, file], { env: { PORT: '0', ...env }, timeout: 120000, alone: true })
   assert.equal(r.code, 0, `doctor exited ${r.code}\n${r.stderr}\n${r.stdout}`)
-  return { d: JSON.parse(await readFile(json, 'utf8')), out: r.stdout }
+  const d = JSON.parse(await readFile(json, 'utf8'))
+  assertSchema('doctor', d)
+  return { d, out: r.stdout }
 }
 
 /**

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { BIN, ROOT, hotpath } from './helpers/cli.js'
+import { assertSchema } from './helpers/schema.js'
 import { recordCpuProfile } from './fixtures/profiles/record.js'
 
 // A server whose handler burns CPU in a named function (so the profile has something of the app's to show), and that
@@ -83,6 +84,7 @@ test('flame --json -- a target that crashes: the JSON carries the failure', asyn
   })
   assert.equal(r.code, 4, r.stderr)
   const out = JSON.parse(r.stdout)
+  assertSchema('flame', out)
   assert.equal(out.failure.category, 'target-failed')
   assert.equal(out.failure.what, 'the target exited with code 1')
   assert.equal(out.failure.error.message, 'Error: boom: the cache is gone')
@@ -109,6 +111,7 @@ test('flame -- a load that fails (every response 404): said first, exit 3, the f
   assert.equal(r.code, 3, r.stderr)
   assert.match(reportLines(r.stderr)[0], /^hotpath flame: the load failed \(.*404.*\); the flame graph shows the server giving those answers$/)
   const out = JSON.parse(r.stdout)
+  assertSchema('flame', out)
   assert.equal(out.failure.category, 'load-failed')
   assert.equal(out.files.length, 4)
 })
@@ -120,6 +123,7 @@ for (const [signal, code] of /** @type {const} */ ([['SIGINT', 130], ['SIGTERM',
     assert.equal(r.code, code, r.stderr)
     assert.match(reportLines(r.stderr)[0], new RegExp(`^hotpath flame: interrupted \\(${signal}\\) after \\d+\\.\\d s of load; the flame graph covers the run until then$`))
     const out = JSON.parse(r.stdout)
+    assertSchema('flame', out)
     assert.equal(out.interrupted, true)
     assert.equal(out.signal, signal)
     assert.equal(out.failure, null)

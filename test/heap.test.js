@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { spawn } from 'node:child_process'
 import { hotpath, BIN } from './helpers/cli.js'
+import { assertSchema } from './helpers/schema.js'
 
 /** @type {string[]} temp dirs, removed at the end: each run keeps three snapshots of ~8 MB */
 const dirs = []
@@ -39,6 +40,7 @@ async function heap (dir, main, extra = []) {
   try {
     result = JSON.parse(await readFile(json, 'utf8'))
   } catch {}
+  if (result !== null) assertSchema('heap', result)
   return { ...r, result, first: r.stdout.split('\n')[0] }
 }
 

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import hdr from 'hdr-histogram-js'
 import { parseAllDocuments } from 'yaml'
 import { BIN, ROOT, hotpath } from './helpers/cli.js'
+import { assertSchema } from './helpers/schema.js'
 import { httpServer } from './helpers/servers.js'
 
 /**
@@ -100,6 +101,7 @@ test('four processes run as the Job\'s pods run them merge into the load one pro
   const out = await merge(podLogs.join(''), '--json')
   assert.equal(out.code, 0, out.stderr)
   const merged = JSON.parse(out.stdout)
+  assertSchema('load', merged)
   assert.equal(merged.failed, null)
   assert.equal(merged.connections, whole.connections)
   assert.equal(merged.hotpath.options.rate, whole.hotpath.options.rate)
