@@ -3,12 +3,13 @@
 import { readFileSync } from 'node:fs'
 import { parseJsonLines } from '../ndjson.js'
 import { GC_KINDS } from '../sampling/gc.js'
+import { RECORD } from '../probe-protocol.js'
 
 /** @typedef {import('./run-data.js').ThreadRecord} ThreadRecord */
 /** @typedef {import('./run-data.js').WaitData} WaitData */
 /** @typedef {import('./run-data.js').RunDamage} RunDamage */
 
-/** The profiles a probe writes for its thread, by the names its 'profiles' event gives them. */
+/** The profiles a probe writes for its thread, by the names its 'profiles' record gives them (probe-protocol.js). */
 export const PROFILE_KINDS = /** @type {const} */ (['cpu', 'heapAllocations', 'heapRetained'])
 
 /**
@@ -39,81 +40,81 @@ export function readThread (file, damage) {
   }
   for (const { value: e } of values) {
     switch (e.type) {
-      case 'hello':
+      case RECORD.HELLO:
         t.hello = e
         t.pid = Number(e.pid) || t.pid
         t.threadId = Number(e.threadId) || 0
         break
-      case 'sample':
+      case RECORD.SAMPLE:
         if (typeof e.time === 'number' && typeof e.interval === 'number') t.samples.push(e)
         break
-      case 'load-start':
+      case RECORD.LOAD_START:
         if (typeof e.time === 'number' && typeof e.monotonic === 'number') t.clock = { time: e.time, monotonic: e.monotonic }
         break
-      case 'listening':
+      case RECORD.LISTENING:
         t.listening.push(e)
         break
-      case 'listeners':
+      case RECORD.LISTENERS:
         if (Array.isArray(e.listeners)) t.listeners = e.listeners
         break
-      case 'agents':
+      case RECORD.AGENTS:
         if (Array.isArray(e.agents)) t.agents.push(e)
         break
-      case 'env-reads':
+      case RECORD.ENV_READS:
         for (const r of Array.isArray(e.reads) ? e.reads : []) {
           if (r !== null && typeof r === 'object' && typeof r.name === 'string') t.env.push(r)
         }
         break
-      case 'outgoing':
+      case RECORD.OUTGOING:
         if (Array.isArray(e.outgoing) && typeof e.time === 'number') t.outgoing.push(e)
         break
-      case 'sockets':
+      case RECORD.SOCKETS:
         if (Array.isArray(e.ops) && Array.isArray(e.endpoints) && typeof e.time === 'number') t.sockets.push(e)
         break
-      case 'pools':
+      case RECORD.POOLS:
         if (Array.isArray(e.pools)) t.pools = e.pools
         break
-      case 'waits':
+      case RECORD.WAITS:
         addWaits(t.waits, e)
         break
-      case 'profiles':
+      case RECORD.PROFILES:
         for (const k of PROFILE_KINDS) {
           if (typeof e[k] === 'string') t.profiles[k] = e[k]
         }
         break
-      case 'scripts':
+      case RECORD.SCRIPTS:
         for (const r of Array.isArray(e.scripts) ? e.scripts : []) {
           if (typeof r?.url === 'string' && typeof r.source === 'string' && /^scripts\/[\w.-]+$/.test(r.source)) t.scripts.push({ url: r.url, source: r.source })
         }
         break
-      case 'gc-trace':
+      case RECORD.GC_TRACE:
         if (Array.isArray(e.events)) gcTrace.push(...e.events)
         break
-      case 'constructions':
+      case RECORD.CONSTRUCTIONS:
         for (const c of Array.isArray(e.constructions) ? e.constructions : []) {
           if (Array.isArray(c?.classes) && typeof c.site?.file === 'string') t.constructions.push({ classes: c.classes.map(String), site: c.site })
         }
         break
-      case 'runtime-hooks':
+      case RECORD.RUNTIME_HOOKS:
         // What the app replaced of the runtime (runtime-hooks.js), as the load began: the last load's word stands.
         t.runtime = {
           hooks: (Array.isArray(e.hooks) ? e.hooks : []).filter((/** @type {any} */ h) => typeof h?.kind === 'string' && typeof h.name === 'string').map(runtimeHook),
           stackTraceLimit: Number.isFinite(e.stackTraceLimit) ? e.stackTraceLimit : 10
         }
         break
-      case 'instrument':
+      case RECORD.INSTRUMENT:
         if ((e.what === 'trace' || e.what === 'profile') && typeof e.on === 'boolean' && typeof e.time === 'number') t.instruments.push({ what: e.what, on: e.on, time: e.time })
         break
-      case 'heap-settled':
+      case RECORD.HEAP_SETTLED:
         if (e.phase === 'start' || e.phase === 'end') {
           if (typeof e.heapUsed === 'number') t.settled[/** @type {'start' | 'end'} */ (e.phase)] = e.heapUsed
         }
         break
-      case 'threads-unclosed':
+      case RECORD.THREADS_UNCLOSED:
         // The main thread gave up waiting for these worker threads to write their profiles (thread-windows.js).
         if (Array.isArray(e.threads)) t.unclosed = { threads: e.threads.filter(Number.isInteger), waitedMs: Number(e.waitedMs) || 0 }
         break
-      case 'exit':
+      case RECORD.EXIT:
         t.exited = true
         if (typeof e.time === 'number') t.exitedAt = e.time
         break

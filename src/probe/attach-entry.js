@@ -8,6 +8,7 @@ import { openChannel } from './channel.js'
 import { Probe } from './probe.js'
 import { isHttpServer } from './requests.js'
 import { unhookConnect } from '../sampling/connect-hook.js'
+import { COMMAND, MESSAGE } from '../probe-protocol.js'
 
 /** Marks a process that has a probe attached now: a second hotpath must not attach over it. */
 const ATTACHED = Symbol.for('hotpath.attached')
@@ -37,7 +38,7 @@ export function attach (settings) {
   /** @type {(() => Promise<void>) | null} */
   let leave = null
   const channel = openChannel(settings.HOTPATH_CHANNEL, (command) => {
-    if (command?.type === 'detach') leave?.().then(() => channel.send({ type: 'detached', pid: process.pid, threadId: 0 }))
+    if (command?.type === COMMAND.DETACH) leave?.().then(() => channel.send({ type: MESSAGE.DETACHED, pid: process.pid, threadId: 0 }))
     else probe?.onCommand(command)
   }, () => { leave?.() })
   probe = new Probe({
@@ -51,7 +52,7 @@ export function attach (settings) {
   // hotpath did not start this process and cannot wait for it: the probe says how it ends.
   const final = (/** @type {number} */ code) => {
     p.final()
-    channel.send({ type: 'exit', pid: process.pid, code })
+    channel.send({ type: MESSAGE.EXIT, pid: process.pid, code })
   }
   process.on('exit', final)
   p.start()
@@ -125,7 +126,7 @@ function watchServers (probe, channel, candidates, added) {
       }
     }
     channel.send({
-      type: 'listening',
+      type: MESSAGE.LISTENING,
       pid: process.pid,
       threadId: 0,
       port: address.port,

@@ -6,7 +6,8 @@ import { onJsonLines } from '../ndjson.js'
  * It never throws into the target and never keeps it alive (the socket is unref'd); messages sent before the socket
  * connects are queued; commands from hotpath arrive through `onMessage`.
  * @param {string} path
- * @param {(message: any) => void} [onMessage]
+ * @param {(command: import('../probe-protocol.js').ProbeCommand) => void} [onMessage] each command, as parsed: its fields
+ *   are checked where they are used
  * @param {() => void} [onGone] called when hotpath's end of a connected channel closes while this end did not ask it
  *   to: hotpath is gone (killed, crashed), and the target must not outlive it
  */
@@ -35,7 +36,7 @@ export function openChannel (path, onMessage, onGone) {
     } catch {}
   })
   return {
-    /** @param {object} message */
+    /** @param {import('../probe-protocol.js').ProbeMessage} message */
     send (message) {
       if (broken) return
       try {

@@ -12,12 +12,12 @@ export class EventLog {
   /** @param {string} file */
   constructor (file) {
     this.file = file
-    /** @type {object[]} */
+    /** @type {import('../probe-protocol.js').EventRecord[]} */
     this.events = []
     this.failed = false
   }
 
-  /** @param {object} event */
+  /** @param {import('../probe-protocol.js').EventRecord} event */
   write (event) {
     if (!this.failed) this.events.push(event)
   }

@@ -6,10 +6,11 @@ import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs'
 import { Session } from 'node:inspector'
 import { join } from 'node:path'
 import { post } from '../profile/capture.js'
+import { COMMAND, MESSAGE } from '../probe-protocol.js'
 
 /**
  * @param {{ type: string, name?: unknown }} command `{ type: 'heap-snapshot', name }`: the file name, in the run dir
- * @param {{ runDir: string, channel: { send: (message: object) => void } }} options
+ * @param {{ runDir: string, channel: { send: (message: import('../probe-protocol.js').ProbeMessage) => void } }} options
  * @param {string} who this process/thread's name
  */
 export async function onHeapSnapshotCommand (command, options, who) {
@@ -18,9 +19,9 @@ export async function onHeapSnapshotCommand (command, options, who) {
   const started = Date.now()
   try {
     const bytes = await takeSnapshot(file)
-    options.channel.send({ type: 'heap-snapshot-done', name, pid: process.pid, bytes, ms: Date.now() - started })
+    options.channel.send({ type: MESSAGE.HEAP_SNAPSHOT_DONE, name, pid: process.pid, bytes, ms: Date.now() - started })
   } catch (err) {
-    options.channel.send({ type: 'heap-snapshot-done', name, pid: process.pid, error: String(/** @type {Error} */ (err)?.message ?? err) })
+    options.channel.send({ type: MESSAGE.HEAP_SNAPSHOT_DONE, name, pid: process.pid, error: String(/** @type {Error} */ (err)?.message ?? err) })
   }
 }
 
@@ -71,19 +72,19 @@ async function heapSession () {
  * @param {{ type: string, name?: unknown, interval?: unknown, includeCollected?: unknown, collect?: unknown }} command
  *   `heap-sampling-start` { interval, includeCollected } or `heap-sampling-stop` { name, collect }: the file name, in
  *   the run dir; `collect`: a full collection first, so that only what survives it is in the samples
- * @param {{ runDir: string, channel: { send: (message: object) => void } }} options
+ * @param {{ runDir: string, channel: { send: (message: import('../probe-protocol.js').ProbeMessage) => void } }} options
  */
 export async function onHeapSamplingCommand (command, options) {
   try {
     const s = await heapSession()
-    if (command.type === 'heap-sampling-start') {
+    if (command.type === COMMAND.HEAP_SAMPLING_START) {
       const interval = Number(command.interval)
       /** @type {Record<string, unknown>} */
       const params = Number.isInteger(interval) && interval > 0 ? { samplingInterval: interval } : {}
       // Every allocation, collected or not: who makes the garbage (doctor's allocation phase).
       if (command.includeCollected === true) Object.assign(params, { includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true })
       await post(s, 'HeapProfiler.startSampling', params)
-      options.channel.send({ type: 'heap-sampling-started', pid: process.pid })
+      options.channel.send({ type: MESSAGE.HEAP_SAMPLING_STARTED, pid: process.pid })
       return
     }
     const name = typeof command.name === 'string' && /^[\w.-]+$/.test(command.name) ? command.name : 'allocations.heapprofile'
@@ -91,9 +92,9 @@ export async function onHeapSamplingCommand (command, options) {
     if (command.collect === true) await post(s, 'HeapProfiler.collectGarbage')
     const { profile } = /** @type {{ profile: object }} */ (await post(s, 'HeapProfiler.stopSampling'))
     writeFileSync(join(options.runDir, name), JSON.stringify(profile))
-    options.channel.send({ type: 'heap-sampling-done', name, pid: process.pid })
+    options.channel.send({ type: MESSAGE.HEAP_SAMPLING_DONE, name, pid: process.pid })
   } catch (err) {
-    options.channel.send({ type: 'heap-sampling-done', pid: process.pid, error: String(/** @type {Error} */ (err)?.message ?? err) })
+    options.channel.send({ type: MESSAGE.HEAP_SAMPLING_DONE, pid: process.pid, error: String(/** @type {Error} */ (err)?.message ?? err) })
   }
 }
 

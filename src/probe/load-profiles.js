@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { isMainThread } from 'node:worker_threads'
 import { startCpuProfile, startGcTrace } from '../profile/capture.js'
 import { traceEventKind } from '../sampling/gc.js'
+import { RECORD } from '../probe-protocol.js'
 
 /** @typedef {import('./probe.js').ProbeOptions} ProbeOptions */
 /** @typedef {import('./probe.js').ProfileHandle} ProfileHandle */
@@ -114,7 +115,7 @@ export class LoadProfiles {
       this.gcMs = null
       if (trace) {
         const events = gcEvents(trace.events)
-        log.write({ type: 'gc-trace', tid: trace.tid, events })
+        log.write({ type: RECORD.GC_TRACE, tid: trace.tid, events })
         let us = 0
         for (const e of events) us += e[1]
         this.gcMs = us / 1000
@@ -127,7 +128,7 @@ export class LoadProfiles {
     this.ended = null
     this.endedProfile = null
     if (profile) files.cpu = this.writeJson(`cpu-${this.name}.cpuprofile`, profile)
-    log.write({ type: 'profiles', time: Date.now(), ...files })
+    log.write({ type: RECORD.PROFILES, time: Date.now(), ...files })
   }
 
   /**
@@ -145,7 +146,7 @@ export class LoadProfiles {
     // can be cut off at any point of its own exit, and writing a profile takes a while. If the file is then left
     // short, the analysis says so.
     const name = `cpu-${this.name}.cpuprofile`
-    log.write({ type: 'profiles', time: Date.now(), cpu: name })
+    log.write({ type: RECORD.PROFILES, time: Date.now(), cpu: name })
     log.flush()
     this.writeJson(name, cpu)
   }

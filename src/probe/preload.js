@@ -7,6 +7,7 @@ import tls from 'node:tls'
 import { isMainThread, threadId } from 'node:worker_threads'
 import { openChannel } from './channel.js'
 import { isHttpServer } from './requests.js'
+import { COMMAND, MESSAGE } from '../probe-protocol.js'
 
 /** Set in the main thread's environment while the load runs, to the loaded port: worker threads made then copy it. */
 const LOADING = 'HOTPATH_LOADING'
@@ -44,8 +45,8 @@ if (path) {
       // busy from its first message may not read its channel before the load ends (Node handles a port's queued messages
       // in a batch, and the load keeps queueing more).
       const loading = process.env[LOADING]
-      if (!isMainThread && loading !== undefined && !commands.some(c => c?.type === 'load-stop')) {
-        p.onCommand(/** @type {any} */ ({ type: 'state', loading: true, port: Number(loading) }))
+      if (!isMainThread && loading !== undefined && !commands.some(c => c?.type === COMMAND.LOAD_STOP)) {
+        p.onCommand({ type: COMMAND.STATE, loading: true, port: Number(loading) })
       }
       for (const command of commands) p.onCommand(command)
     }
@@ -59,8 +60,8 @@ if (path) {
  */
 function markLoading (command) {
   try {
-    if (command?.type === 'load-start' || (command?.type === 'state' && command.loading)) process.env[LOADING] = String(command.port ?? '')
-    else if (command?.type === 'load-stop') delete process.env[LOADING]
+    if (command?.type === COMMAND.LOAD_START || (command?.type === COMMAND.STATE && command.loading)) process.env[LOADING] = String(command.port ?? '')
+    else if (command?.type === COMMAND.LOAD_STOP) delete process.env[LOADING]
   } catch {}
 }
 
@@ -92,7 +93,7 @@ function reportListening (channel, probe) {
         if (address !== null && typeof address === 'object') {
           probe?.onListening(address.port, address.address, this)
           channel.send({
-            type: 'listening',
+            type: MESSAGE.LISTENING,
             pid: process.pid,
             threadId: isMainThread ? 0 : threadId,
             port: address.port,

@@ -21,6 +21,7 @@ import { ThreadWindows, WAIT_MS } from './thread-windows.js'
 import { TransformedScripts } from './transformed-scripts.js'
 import { RuntimeHooks } from './runtime-hooks.js'
 import { heapAfterFullGc } from '../profile/capture.js'
+import { COMMAND, MESSAGE, RECORD } from '../probe-protocol.js'
 
 /** A sample's GC tally when its thread's observer saw none. */
 const NO_GC = Object.freeze({ count: 0, duration: 0 })
@@ -66,7 +67,7 @@ const ENV_WATCH_MS = 1000
  * @property {boolean} [runtime] sample the runtime and watch requests, listeners and agents (default true); without,
  *   the probe only records profiles, and costs the target nothing between them
  * @property {number} profileInterval µs between CPU profile samples; 0 turns CPU profiling off
- * @property {{ send: (message: object) => void }} channel
+ * @property {{ send: (message: import('../probe-protocol.js').ProbeMessage) => void }} channel
  */
 
 /** @typedef {{ stop: () => Promise<object>, stopSync?: () => object | null }} ProfileHandle */
@@ -117,7 +118,7 @@ export class Probe {
     // What costs the thread while on — the tracer's hooks, the CPU profiler — is logged as it goes on and off: the
     // analysis takes the server's own figures (CPU per request, utilisation, delay) from the part of the window where
     // neither ran (src/analysis/signals-quiet.js).
-    this.waits.onToggle = (on) => this.log.write({ type: 'instrument', what: 'trace', on, time: Date.now() })
+    this.waits.onToggle = (on) => this.log.write({ type: RECORD.INSTRUMENT, what: 'trace', on, time: Date.now() })
     this.sockets.trace = this.waits.socketHooks
     this.drivers = new DriverOps()
     this.drivers.onOp = (op) => this.sockets.named(op)
@@ -147,7 +148,7 @@ export class Probe {
     /** @type {{ start?: number, end?: number }} bytes of heap after the full collections around the load */
     this.settled = {}
     this.profiles = new LoadProfiles(options, this.name)
-    this.profiles.onToggle = (on) => this.log.write({ type: 'instrument', what: 'profile', on, time: Date.now() })
+    this.profiles.onToggle = (on) => this.log.write({ type: RECORD.INSTRUMENT, what: 'profile', on, time: Date.now() })
     /** @type {{ from: number, to: number } | null} epoch ms of the part of the load window that is looked into (the CPU
      * profile's slice): the wait tracer is armed there only, so that the rest measures the server alone */
     this.look = null
@@ -177,14 +178,14 @@ export class Probe {
   writeSample (sample, last = false) {
     // The sample itself becomes the line: a spread copy of it cost ~10 µs a sample in a busy server.
     const line = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (sample))
-    line.type = 'sample'
+    line.type = RECORD.SAMPLE
     // Intervals, not samples, time the cadences below: the sampler's pace stretches a sample over several.
     const intervals = Math.max(1, Math.round(sample.interval / this.options.interval))
     const requests = this.requests.take(last, intervals)
     line.requests = requests
     // The main thread's GCs come from the trace: its observer's tallies are all zero and not worth writing.
     if (sample.gc.count === 0) line.gc = NO_GC
-    this.log.write(line)
+    this.log.write(/** @type {import('../probe-protocol.js').EventRecord} */ (line))
     // Every reading of the thread's time sets the pace, with requests or without: a thread gone idle between a load's
     // bursts gets its usual cadence back at once (the wait tracer below skips samples that served nothing).
     const thread = sample.thread
@@ -291,7 +292,7 @@ export class Probe {
 
   start () {
     this.log.write({
-      type: 'hello',
+      type: RECORD.HELLO,
       time: Date.now(),
       pid: process.pid,
       ppid: process.ppid,
@@ -320,7 +321,7 @@ export class Probe {
     }
     this.flushTimer = setInterval(() => this.flush(), 1000)
     this.flushTimer.unref()
-    this.options.channel.send({ type: 'hello', pid: process.pid, threadId: this.tid, role: isMainThread ? 'main' : 'worker-thread' })
+    this.options.channel.send({ type: MESSAGE.HELLO, pid: process.pid, threadId: this.tid, role: isMainThread ? 'main' : 'worker-thread' })
   }
 
   /**
@@ -329,7 +330,7 @@ export class Probe {
    * @param {object} server
    */
   onListening (port, address, server) {
-    this.log.write({ type: 'listening', time: Date.now(), port, address, http: isHttpServer(server) })
+    this.log.write({ type: RECORD.LISTENING, time: Date.now(), port, address, http: isHttpServer(server) })
     this.requests.watch(server, port)
     // By now the app has set its listener limits (the post-mortem's `defaultMaxListeners = Infinity` included).
     this.listeners.refresh()
@@ -352,14 +353,14 @@ export class Probe {
     const l = JSON.stringify(listeners)
     if (listeners.length > 0 && l !== this.lastListeners) {
       this.lastListeners = l
-      this.log.write({ type: 'listeners', time: Date.now(), listeners })
+      this.log.write({ type: RECORD.LISTENERS, time: Date.now(), listeners })
     }
     const agents = this.agents.snapshot()
     if (agents.length > 0) {
       const a = JSON.stringify(agents)
       if (a !== this.lastAgents) {
         this.lastAgents = a
-        this.log.write({ type: 'agents', time: Date.now(), agents })
+        this.log.write({ type: RECORD.AGENTS, time: Date.now(), agents })
       }
     }
     const outgoing = this.outgoing.snapshot()
@@ -367,7 +368,7 @@ export class Probe {
       const o = JSON.stringify(outgoing)
       if (o !== this.lastOutgoing) {
         this.lastOutgoing = o
-        this.log.write({ type: 'outgoing', time: Date.now(), outgoing })
+        this.log.write({ type: RECORD.OUTGOING, time: Date.now(), outgoing })
       }
     }
     const sockets = this.sockets.snapshot()
@@ -375,7 +376,7 @@ export class Probe {
       const s = JSON.stringify(sockets)
       if (s !== this.lastSockets) {
         this.lastSockets = s
-        this.log.write({ type: 'sockets', time: Date.now(), ...sockets })
+        this.log.write({ type: RECORD.SOCKETS, time: Date.now(), ...sockets })
       }
       // The pools behind the connections: where the app created each, and its limit.
       const pools = sockets.endpoints.map(e => ({ endpoint: e.endpoint, pool: this.pools.find(e.owners) })).filter(p => p.pool !== null)
@@ -383,33 +384,33 @@ export class Probe {
         const p = JSON.stringify(pools)
         if (p !== this.lastPools) {
           this.lastPools = p
-          this.log.write({ type: 'pools', time: Date.now(), pools })
+          this.log.write({ type: RECORD.POOLS, time: Date.now(), pools })
         }
       }
     }
     const reads = this.env.take()
-    if (reads.length > 0) this.log.write({ type: 'env-reads', time: Date.now(), reads })
+    if (reads.length > 0) this.log.write({ type: RECORD.ENV_READS, time: Date.now(), reads })
     const waits = this.waits.take()
-    if (waits.traces.length > 0 || waits.sites.length > 0) this.log.write({ type: 'waits', time: Date.now(), ...waits })
+    if (waits.traces.length > 0 || waits.sites.length > 0) this.log.write({ type: RECORD.WAITS, time: Date.now(), ...waits })
   }
 
-  /** @param {{ type: string, time?: number }} command from hotpath */
+  /** @param {import('../probe-protocol.js').ProbeCommand} command from hotpath */
   async onCommand (command) {
     try {
-      if (command.type === 'load-start' || (command.type === 'state' && /** @type {any} */ (command).loading)) {
+      if (command.type === COMMAND.LOAD_START || (command.type === COMMAND.STATE && command.loading)) {
         // Only the loaded port's requests are traced for waits: an upstream the app serves in the same process is not
         // what the load waits on.
         const port = Number(/** @type {any} */ (command).port)
         this.loadedPort = Number.isInteger(port) && port > 0 ? port : null
-        await this.loadStart(command.type === 'state', sliceOf(/** @type {any} */ (command).profile))
-      } else if (command.type === 'load-stop' || (command.type === 'state' && this.loading)) {
+        await this.loadStart(command.type === COMMAND.STATE, sliceOf(/** @type {any} */ (command).profile))
+      } else if (command.type === COMMAND.LOAD_STOP || (command.type === COMMAND.STATE && this.loading)) {
         // A probe that opened its window from the environment and connects after the load stopped hears 'state' only.
         await this.loadStop()
-      } else if (command.type === 'heap-snapshot') {
+      } else if (command.type === COMMAND.HEAP_SNAPSHOT) {
         if (!this.scriptsRecorded) this.recordScripts()
         await (await import('./heap-snapshot.js')).onHeapSnapshotCommand(command, this.options, this.name)
-      } else if (command.type === 'heap-sampling-start' || command.type === 'heap-sampling-stop') {
-        if (command.type === 'heap-sampling-stop' && !this.scriptsRecorded) this.recordScripts()
+      } else if (command.type === COMMAND.HEAP_SAMPLING_START || command.type === COMMAND.HEAP_SAMPLING_STOP) {
+        if (command.type === COMMAND.HEAP_SAMPLING_STOP && !this.scriptsRecorded) this.recordScripts()
         await (await import('./heap-snapshot.js')).onHeapSamplingCommand(command, this.options)
       }
     } catch {}
@@ -430,9 +431,9 @@ export class Probe {
     // Pools are made at start-up: watching constructions any longer would cost every emitter of the load a call.
     this.pools.stop()
     const constructions = this.options.runtime !== false ? this.pools.constructions() : []
-    if (constructions.length > 0) this.log.write({ type: 'constructions', time: Date.now(), constructions })
+    if (constructions.length > 0) this.log.write({ type: RECORD.CONSTRUCTIONS, time: Date.now(), constructions })
     // The formatter every stack read runs, the require hooks, the polyfills: what the app replaced of the runtime.
-    if (this.runtimeHooks !== null) this.log.write({ type: 'runtime-hooks', time: Date.now(), ...this.runtimeHooks.record() })
+    if (this.runtimeHooks !== null) this.log.write({ type: RECORD.RUNTIME_HOOKS, time: Date.now(), ...this.runtimeHooks.record() })
     // Settings are read at start-up too, or by a client made for the first requests: a read through the watched
     // environment costs ~1 µs more than a plain one, so it is watched only until the load's first second is over.
     this.envTimer = setTimeout(() => this.stopEnv(), ENV_WATCH_MS)
@@ -450,9 +451,9 @@ export class Probe {
     const monotonic = Number(process.hrtime.bigint() / 1000n)
     if (!late) await this.settleHeap('start')
     this.loadStartedAt = Date.now()
-    this.log.write({ type: 'load-start', time: this.loadStartedAt, monotonic })
+    this.log.write({ type: RECORD.LOAD_START, time: this.loadStartedAt, monotonic })
     await this.profiles.start(slice)
-    this.options.channel.send({ type: 'started', pid: process.pid, threadId: this.tid })
+    this.options.channel.send({ type: MESSAGE.STARTED, pid: process.pid, threadId: this.tid })
   }
 
   /** Puts the real process.env back (what was read is kept for the next flush). */
@@ -465,7 +466,7 @@ export class Probe {
   async loadStop () {
     if (this.loading) this.closing = this.closeWindow()
     const ack = this.closing === null ? {} : await this.closing
-    this.options.channel.send({ type: 'stopped', pid: process.pid, threadId: this.tid, ...ack })
+    this.options.channel.send({ type: MESSAGE.STOPPED, pid: process.pid, threadId: this.tid, ...ack })
   }
 
   /**
@@ -479,7 +480,7 @@ export class Probe {
     this.disarmWaits()
     this.stopEnv()
     const stoppedAt = Date.now()
-    this.log.write({ type: 'load-stop', time: stoppedAt })
+    this.log.write({ type: RECORD.LOAD_STOP, time: stoppedAt })
     // The window closes on a sample boundary, with everything measured up to it.
     if (this.sampler.running) this.writeSample(this.sampler.sample(), true)
     this.sampler.threadTime = false
@@ -492,7 +493,7 @@ export class Probe {
     const unclosed = await threads
     if (unclosed.length > 0) {
       // Their profiles will not be written: the analysis says so rather than leave their CPU unexplained.
-      this.log.write({ type: 'threads-unclosed', time: Date.now(), threads: unclosed, waitedMs: WAIT_MS })
+      this.log.write({ type: RECORD.THREADS_UNCLOSED, time: Date.now(), threads: unclosed, waitedMs: WAIT_MS })
       this.log.flush()
     }
     this.threads.closed()
@@ -515,14 +516,14 @@ export class Probe {
       if (phase === 'end') await new Promise(resolve => setTimeout(resolve, SETTLE_MS))
       const heapUsed = await heapAfterFullGc()
       this.settled[phase] = heapUsed
-      this.log.write({ type: 'heap-settled', phase, time: Date.now(), heapUsed })
+      this.log.write({ type: RECORD.HEAP_SETTLED, phase, time: Date.now(), heapUsed })
     } catch {}
   }
 
   /** Stops the profilers at once and writes what they hold, with the window's end: the process is exiting. */
   saveProfilesSync () {
     this.loading = false
-    this.log.write({ type: 'load-stop', time: Date.now(), exited: true })
+    this.log.write({ type: RECORD.LOAD_STOP, time: Date.now(), exited: true })
     this.profiles.stopSync(this.log)
     this.recordScripts()
     this.threads.closed()
@@ -535,7 +536,7 @@ export class Probe {
   recordScripts () {
     this.scriptsRecorded = true
     const scripts = this.scripts.record(this.options.runDir)
-    if (scripts.length > 0) this.log.write({ type: 'scripts', time: Date.now(), ms: Math.round(this.scripts.ms * 10) / 10, scripts })
+    if (scripts.length > 0) this.log.write({ type: RECORD.SCRIPTS, time: Date.now(), ms: Math.round(this.scripts.ms * 10) / 10, scripts })
   }
 
   /** Last words: called on exit (and on SIGINT/SIGTERM before the default action). Synchronous. */
@@ -545,7 +546,7 @@ export class Probe {
       // Exiting during the load (a crash, a cluster worker that dies): the profiles until now are what is left of it.
       if (this.loading) this.saveProfilesSync()
       this.snapshotWatchers()
-      this.log.write({ type: 'exit', time: Date.now() })
+      this.log.write({ type: RECORD.EXIT, time: Date.now() })
       this.log.flush()
       this.sampler.stop()
       this.requests.stop()

@@ -6,6 +6,7 @@
 // sampled (`retained`): through the retainer phases' loads when they run (retainer-phases.js), else in a load of its
 // own. What these phases cost the server is in none of the run's figures: the window is over.
 import { ask, probeOf, runPhase } from './heap-run.js'
+import { COMMAND, MESSAGE } from '../probe-protocol.js'
 
 /**
  * Seconds a phase loads at most: thousands of samples at the default interval for a server GC keeps busy, and short,
@@ -78,8 +79,8 @@ export async function recordAllocations (target, o) {
 export async function sampleHeap (target, peer, what, o) {
   const name = `heap-${o.kind}-${o.pid}-0.heapprofile`
   const reply = what === 'start'
-    ? await ask(target, peer, { type: 'heap-sampling-start', interval: o.interval, includeCollected: o.kind === 'allocations' }, 'heap-sampling-started', 30, 'heap sampling')
-    : await ask(target, peer, { type: 'heap-sampling-stop', name, collect: o.kind === 'retained' }, 'heap-sampling-done', 60, 'heap sampling')
+    ? await ask(target, peer, { type: COMMAND.HEAP_SAMPLING_START, interval: o.interval, includeCollected: o.kind === 'allocations' }, MESSAGE.HEAP_SAMPLING_STARTED, 30, 'heap sampling')
+    : await ask(target, peer, { type: COMMAND.HEAP_SAMPLING_STOP, name, collect: o.kind === 'retained' }, MESSAGE.HEAP_SAMPLING_DONE, 60, 'heap sampling')
   if (reply === null) throw new Error('the target exited')
   if (reply.error) throw new Error(String(reply.error))
   return name

@@ -8,6 +8,7 @@ import { TargetError, UsageError } from '../errors.js'
 import { connectInspector, inspectorTargets } from './inspector-client.js'
 import { alive, inspectorFlags, listeningOn, socketInodes } from './proc-info.js'
 import { TargetProcess } from './target-process.js'
+import { COMMAND, MESSAGE } from '../probe-protocol.js'
 
 const LOADER = fileURLToPath(new URL('../probe/attach-loader.cjs', import.meta.url))
 const ENTRY = new URL('../probe/attach-entry.js', import.meta.url).href
@@ -50,7 +51,7 @@ export class AttachedTarget extends TargetProcess {
     }
     await this.channel.listen()
     this.collectListening()
-    this.channel.on('message', (msg) => { if (msg?.type === 'exit' && typeof msg.code === 'number') this.exitCode = msg.code })
+    this.channel.on('message', (msg) => { if (msg?.type === MESSAGE.EXIT && typeof msg.code === 'number') this.exitCode = msg.code })
     this.shareWithTarget()
     const before = new Set(listeningSockets(pid).map(s => s.inode))
     try {
@@ -161,10 +162,10 @@ export class AttachedTarget extends TargetProcess {
     if (!this.exitInfo) {
       const detached = new Promise(resolve => {
         const timer = setTimeout(resolve, 5000)
-        this.channel.on('message', (msg) => { if (msg?.type === 'detached') { clearTimeout(timer); resolve(undefined) } })
+        this.channel.on('message', (msg) => { if (msg?.type === MESSAGE.DETACHED) { clearTimeout(timer); resolve(undefined) } })
         this.channel.on('gone', () => { if (this.channel.peers.size === 0) { clearTimeout(timer); resolve(undefined) } })
       })
-      this.channel.broadcast({ type: 'detach' })
+      this.channel.broadcast({ type: COMMAND.DETACH })
       await detached
     }
     if (this.watchTimer) clearInterval(this.watchTimer)

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { EventEmitter } from 'node:events'
 import { onJsonLines } from '../ndjson.js'
+import { MESSAGE } from '../probe-protocol.js'
 
 /**
  * hotpath's end of the probe channel: a unix socket in a private temporary directory. Each probe (one per process and
@@ -21,7 +22,7 @@ export class ProbeChannel extends EventEmitter {
       const peer = new Peer(socket)
       this.peers.add(peer)
       onJsonLines(socket, (message) => {
-        if (message?.type === 'hello') peer.hello = message
+        if (message?.type === MESSAGE.HELLO) peer.hello = message
         this.emit('message', message, peer)
       })
       socket.on('error', () => {})
@@ -41,7 +42,7 @@ export class ProbeChannel extends EventEmitter {
     })
   }
 
-  /** @param {object} message */
+  /** @param {import('../probe-protocol.js').ProbeCommand} message */
   broadcast (message) {
     for (const peer of this.peers) peer.send(message)
   }
@@ -62,7 +63,7 @@ export class Peer {
     this.hello = null
   }
 
-  /** @param {object} message */
+  /** @param {import('../probe-protocol.js').ProbeCommand} message */
   send (message) {
     if (!this.socket.destroyed) this.socket.write(JSON.stringify(message) + '\n')
   }

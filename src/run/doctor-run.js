@@ -10,6 +10,7 @@ import { attachedTarget, inspectProcess } from './attach.js'
 import { hostNow, hostUseSince } from './host-use.js'
 import { planMemoryPhases, recordMemoryPhases } from './memory-phases.js'
 import { recordRetainers, retainerPhaseSeconds, retainerSeconds } from './retainer-phases.js'
+import { COMMAND, MESSAGE } from '../probe-protocol.js'
 
 /**
  * @typedef {object} RunOptions
@@ -136,7 +137,7 @@ async function record (options, runDir, target, startedAt) {
   // A probe that connects late (a cluster worker forked mid-run) learns whether the load is on.
   /** @type {{ loading: boolean, port: number | undefined, profile: { from: number, to: number } | undefined }} */
   const loadState = { loading: false, port: undefined, profile: undefined }
-  channel.on('peer', (peer) => peer.send({ type: 'state', loading: loadState.loading, port: loadState.port, profile: loadState.profile }))
+  channel.on('peer', (peer) => peer.send({ type: COMMAND.STATE, loading: loadState.loading, port: loadState.port, profile: loadState.profile }))
 
   let listening
   try {
@@ -154,14 +155,14 @@ async function record (options, runDir, target, startedAt) {
   options.signal?.addEventListener('abort', onAbort, { once: true })
   target.exited.then((exit) => { if (!exit.stoppedByUs) abort.abort() })
 
-  const acks = expectAcks(channel, 'started')
+  const acks = expectAcks(channel, MESSAGE.STARTED)
   loadState.loading = true
   loadState.port = listening.port
   // The profile's slice, on the epoch clock every probe shares: a probe that joins late profiles what is left of it.
   const slice = options.profileSlice ?? null
   const now = Date.now()
   loadState.profile = slice === null ? undefined : { from: now + slice.from * 1000, to: now + (slice.from + slice.seconds) * 1000 }
-  channel.broadcast({ type: 'load-start', time: now, port: listening.port, profile: loadState.profile })
+  channel.broadcast({ type: COMMAND.LOAD_START, time: now, port: listening.port, profile: loadState.profile })
   await acks.all(3000)
   const windowStart = Date.now()
   const hostStart = hostNow()
@@ -171,8 +172,8 @@ async function record (options, runDir, target, startedAt) {
   if (failure !== null) await target.exitsWithin(1000)
   const hostUse = hostUseSince(hostStart, target)
   loadState.loading = false
-  const stopped = expectAcks(channel, 'stopped')
-  channel.broadcast({ type: 'load-stop', time: windowEnd })
+  const stopped = expectAcks(channel, MESSAGE.STOPPED)
+  channel.broadcast({ type: COMMAND.LOAD_STOP, time: windowEnd })
   // The probes write their profiles now; a big one takes a moment.
   await stopped.all(15000)
   // A signal before here cut the load short; from here on it skips what comes after the window.
@@ -309,7 +310,7 @@ async function settle (target, port) {
 /**
  * Collects one acknowledgement per probe connected now.
  * @param {import('./channel.js').ProbeChannel} channel
- * @param {string} type
+ * @param {typeof MESSAGE.STARTED | typeof MESSAGE.STOPPED} type
  */
 function expectAcks (channel, type) {
   const waiting = new Set([...channel.peers].filter(p => p.hello !== null))

@@ -10,6 +10,7 @@ import { otherHttpPorts } from '../other-ports.js'
 import { parseTarget } from '../load/target.js'
 import { freshRunDir } from './run-dir.js'
 import { attachedTarget, inspectProcess } from './attach.js'
+import { COMMAND, MESSAGE } from '../probe-protocol.js'
 
 export const PHASES = /** @type {const} */ (['warm-up', 'growth', 'settle'])
 
@@ -156,7 +157,7 @@ export async function runPhase (name, options, url, signal) {
  */
 export async function snapshot (target, peer, name, runDir, timeout) {
   const started = Date.now()
-  const done = await ask(target, peer, { type: 'heap-snapshot', name }, 'heap-snapshot-done', timeout, '--snapshot-timeout')
+  const done = await ask(target, peer, { type: COMMAND.HEAP_SNAPSHOT, name }, MESSAGE.HEAP_SNAPSHOT_DONE, timeout, '--snapshot-timeout')
   if (done === null) throw new TargetError(`the target exited ${describeExit(/** @type {any} */ (target.exitInfo))} while its heap snapshot was taken`, { stderr: target.tail() })
   if (done.error) throw new UsageError(`heap snapshot ${name} failed: ${done.error}`, 70)
   const file = join(runDir, name)
@@ -180,12 +181,12 @@ const ENDED_EARLY = 'the run ended before the settle phase'
 async function sampleAllocations (target, peer, record, what) {
   const name = 'allocations.heapprofile'
   if (what === 'start') {
-    const reply = await ask(target, peer, { type: 'heap-sampling-start', interval: ALLOCATION_INTERVAL }, 'heap-sampling-started', 30, 'allocation sampling')
+    const reply = await ask(target, peer, { type: COMMAND.HEAP_SAMPLING_START, interval: ALLOCATION_INTERVAL }, MESSAGE.HEAP_SAMPLING_STARTED, 30, 'allocation sampling')
     if (reply !== null) record.allocations = { error: reply.error ?? ENDED_EARLY }
     return
   }
   if (record.allocations === null || !('error' in record.allocations) || record.allocations.error !== ENDED_EARLY) return
-  const reply = await ask(target, peer, { type: 'heap-sampling-stop', name }, 'heap-sampling-done', 60, 'allocation sampling')
+  const reply = await ask(target, peer, { type: COMMAND.HEAP_SAMPLING_STOP, name }, MESSAGE.HEAP_SAMPLING_DONE, 60, 'allocation sampling')
   if (reply !== null) record.allocations = reply.error ? { error: reply.error } : { file: join(record.runDir, name) }
 }
 
@@ -193,8 +194,8 @@ async function sampleAllocations (target, peer, record, what) {
  * Sends the probe a command and waits for its reply of the given type.
  * @param {TargetProcess} target
  * @param {import('./channel.js').Peer} peer
- * @param {{ type: string, name?: string, interval?: number, includeCollected?: boolean, collect?: boolean }} command
- * @param {string} replyType
+ * @param {import('../probe-protocol.js').ProbeCommand & { name?: string }} command
+ * @param {import('../probe-protocol.js').ProbeMessage['type']} replyType
  * @param {number} timeout seconds
  * @param {string} flag the option that sets the timeout, for the message
  * @returns {Promise<any>} the reply; `{ error }` when none came in time; null when the target exited

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import net from 'node:net'
 import { ProbeChannel } from './channel.js'
 import { TargetError, UsageError } from '../errors.js'
+import { MESSAGE } from '../probe-protocol.js'
 
 const PRELOAD = new URL('../probe/preload.js', import.meta.url).href
 const TAIL_LINES = 30
@@ -107,7 +108,7 @@ export class TargetProcess {
   /** Keeps what the probes report listening (an attached target's probe reports the same: attach.js). */
   collectListening () {
     this.channel.on('message', (msg) => {
-      if (msg.type === 'listening') {
+      if (msg.type === MESSAGE.LISTENING) {
         const local = msg.address === '::' || msg.address === '0.0.0.0' || msg.address === ''
         this.listening.push({
           pid: msg.pid,
