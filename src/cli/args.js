@@ -9,6 +9,10 @@ import { UsageError } from '../errors.js'
  * @property {string} [value] placeholder shown in help, e.g. 'N'
  * @property {string} description
  * @property {string} [default] shown in help
+ * @property {string} [bare] a string flag that may also be given alone takes this value then (`--json` is `--json=-`);
+ *   its own value is given as `--flag=<value>`
+ * @property {boolean} [spaced] with `bare`: `--flag <word>` also gives the word as its value, for commands that take
+ *   no positional argument (so the word cannot be one)
  */
 
 /**
@@ -27,7 +31,7 @@ import { UsageError } from '../errors.js'
  */
 export function parseCommand (spec, argv) {
   const split = argv.indexOf('--')
-  const own = split === -1 ? argv : argv.slice(0, split)
+  const own = withBareValues(spec, split === -1 ? argv : argv.slice(0, split))
   const command = split === -1 ? [] : argv.slice(split + 1)
   /** @type {import('node:util').ParseArgsConfig['options']} */
   const options = { help: { type: 'boolean', short: 'h' } }
@@ -40,6 +44,35 @@ export function parseCommand (spec, argv) {
   } catch (err) {
     throw new UsageError(`${cleanParseError(/** @type {Error} */ (err))} (see hotpath ${spec.name} --help)`)
   }
+}
+
+/**
+ * Gives a value to each flag that may be given alone (OptionSpec.bare), so that parseArgs, which knows no optional
+ * values, reads it as a string flag: `--json` becomes `--json=-`, and with `spaced`, `--json out.json` becomes
+ * `--json=out.json`. A word after a flag that takes no value is a positional otherwise: only commands without
+ * positionals take it as the value.
+ * @param {CommandSpec} spec
+ * @param {string[]} args
+ */
+function withBareValues (spec, args) {
+  const out = []
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]
+    const name = arg.startsWith('--') ? arg.slice(2) : ''
+    const o = Object.hasOwn(spec.options, name) ? spec.options[name] : undefined
+    if (o?.bare === undefined) {
+      out.push(arg)
+      continue
+    }
+    const next = args[i + 1]
+    if (o.spaced && next !== undefined && (next === '-' || !next.startsWith('-'))) {
+      out.push(`--${name}=${next}`)
+      i++
+    } else {
+      out.push(`--${name}=${o.bare}`)
+    }
+  }
+  return out
 }
 
 /** @param {Error} err */
@@ -58,7 +91,8 @@ function cleanParseError (err) {
  */
 export function formatHelp (spec) {
   const rows = Object.entries(spec.options).map(([name, o]) => {
-    const flag = `${o.short ? `-${o.short}, ` : '    '}--${name}${o.type === 'string' ? ` <${o.value ?? 'value'}>` : ''}`
+    const value = o.type !== 'string' ? '' : o.bare === undefined ? ` <${o.value ?? 'value'}>` : o.spaced ? ` [<${o.value ?? 'value'}>]` : `[=<${o.value ?? 'value'}>]`
+    const flag = `${o.short ? `-${o.short}, ` : '    '}--${name}${value}`
     const def = o.default !== undefined ? ` (default: ${o.default})` : ''
     return [flag, o.description + def]
   })

@@ -11,8 +11,10 @@ import { formatBytes, formatCount, formatMs, formatPercent, table } from '../rep
 import { formatChange, openInBrowser, relativeChange, renderCompareReport, runFigures } from '../report/html/index.js'
 import { wordDiagnosis } from '../report/words/diagnosis.js'
 import { readJsonFile } from '../read-json.js'
+import { VERSION } from '../version.js'
 import { numberFlag } from './args.js'
 import { LOAD_FAILED } from './exit-codes.js'
+import { jsonFlag, jsonOutput, openFlag, writeJson } from './output-flags.js'
 
 /** @type {import('./args.js').CommandSpec} */
 export const spec = {
@@ -24,10 +26,10 @@ export const spec = {
     'when the runs were loaded differently, and exits 3 when either load failed. Each run is a load result\n' +
     '(hotpath load --json), a doctor result (hotpath doctor --json) or a doctor run directory (.hotpath/<time>-doctor).',
   options: {
-    json: { type: 'boolean', description: 'print the comparison as JSON' },
+    json: jsonFlag('the comparison'),
     'max-regression': { type: 'string', value: 'percent', description: 'exit 1 if requests/s, p50 or p99 got worse by more than this, beyond noise' },
     report: { type: 'string', value: 'file', description: 'also write both runs\' figures and charts side by side as one HTML page' },
-    open: { type: 'boolean', description: 'open the HTML page in a browser (with --report)' }
+    open: openFlag('the HTML page (with --report)')
   },
   details: 'Examples:\n' +
     '  hotpath compare before.json after.json\n' +
@@ -51,6 +53,7 @@ export async function run ({ values, positionals }, io) {
   const maxRegression = numberFlag('max-regression', /** @type {string | undefined} */ (values['max-regression']), { allowZero: true })
   const reportFile = /** @type {string | undefined} */ (values.report)
   if (values.open && reportFile === undefined) throw new UsageError('--open needs --report <file>')
+  const json = jsonOutput(values)
   const [a, b] = await Promise.all(positionals.map(readInput))
   const rows = a.load && b.load ? compareResults(a.load, b.load) : []
   const doctor = a.diagnosis || b.diagnosis ? doctorRows(a, b) : null
@@ -64,8 +67,8 @@ export async function run ({ values, positionals }, io) {
     ...(differences.length > 0 ? [`warning: the runs were loaded differently (${differences.map(describeDifference).join(', ')}): their figures differ for that too`] : [])
   ].map(line => `hotpath compare: ${line}`)
 
-  if (values.json) {
-    io.stdout.write(JSON.stringify({ before: positionals[0], after: positionals[1], warnings, differences, figures: rows, ...(doctor ? { doctor } : {}) }, null, 2) + '\n')
+  await writeJson(json, JSON.stringify({ tool: 'hotpath', version: VERSION, before: positionals[0], after: positionals[1], warnings, differences, figures: rows, ...(doctor ? { doctor } : {}) }, null, 2) + '\n', io)
+  if (json.stdout) {
     for (const line of warnings) io.stderr.write(`${line}\n`)
   } else {
     writeText(io, positionals, a, b, { warnings, rows, doctor })

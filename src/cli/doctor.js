@@ -11,6 +11,7 @@ import { wordDiagnosis } from '../report/words/diagnosis.js'
 import { openInBrowser, renderReport } from '../report/html/index.js'
 import { durationFlag, numberFlag } from './args.js'
 import { recordFromFlags, TARGET_FLAGS } from './target-run.js'
+import { jsonFlag, jsonOutput, openFlag, writeJson } from './output-flags.js'
 import { outcomeExit } from './exit-codes.js'
 import { EXPERIMENT_FLAGS, experimentFlags, measureSettings, planSettings, savedExperiments } from './doctor-experiments.js'
 import { withExperiments } from '../analysis/recommendations.js'
@@ -24,9 +25,9 @@ export const spec = {
     'command that runs node (node app.js, npm start, node --import tsx app.ts), cluster workers and worker threads.',
   options: {
     ...TARGET_FLAGS,
-    json: { type: 'string', value: 'file', description: 'write the diagnosis as JSON to a file (- for stdout)' },
+    json: jsonFlag('the diagnosis', { spaced: true }),
     report: { type: 'string', value: 'file', description: 'write the HTML report (verdict, charts, flame graph) here', default: '<run-dir>/report.html' },
-    open: { type: 'boolean', description: 'open the HTML report in a browser ($BROWSER, else the system\'s)' },
+    open: openFlag('the HTML report'),
     'report-profile': { type: 'boolean', description: 'embed the raw CPU profiles in the HTML report, to save from it as .cpuprofile files' },
     save: { type: 'string', value: 'dir', description: 'where to record the run', default: '.hotpath/<time>-doctor' },
     analyse: { type: 'string', value: 'dir', description: 're-analyse a recorded run without running anything' },
@@ -57,7 +58,7 @@ export const spec = {
 export async function run ({ values, positionals, command, flags }, io) {
   const str = (/** @type {string} */ k) => /** @type {string | undefined} */ (values[k])
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}': put the server command after -- (hotpath doctor -- node server.js)`)
-  const jsonFile = str('json')
+  const jsonFile = jsonOutput(values)
 
   if (str('analyse') !== undefined) {
     if (command.length > 0 || values.attach !== undefined) throw new UsageError(`give either --analyse <dir> or ${command.length > 0 ? '-- <command>' : '--attach <pid>'}, not both`)
@@ -94,7 +95,7 @@ export async function run ({ values, positionals, command, flags }, io) {
     onVerdict: async () => {
       io.stderr.write('Analysing…\n')
       const diagnosis = wordDiagnosis(diagnose(readRun(runDir, { live: true })))
-      if (jsonFile !== '-') early = { diagnosis, code: await report(diagnosis, jsonFile, values, io) }
+      if (!jsonFile.stdout) early = { diagnosis, code: await report(diagnosis, jsonFile, values, io) }
     }
   })
   // (set in the callback: read through a cast, which flow analysis cannot see into)
@@ -110,7 +111,7 @@ export async function run ({ values, positionals, command, flags }, io) {
   /** @type {Printed | null} */
   let printed = first
   if (printed !== null) printed = { diagnosis, code: await update(printed.diagnosis, diagnosis, snapshotsDid(diagnosis), jsonFile, values, io) }
-  else if (planned.plans.length === 0 || jsonFile !== '-') printed = { diagnosis, code: await report(diagnosis, jsonFile, values, io) }
+  else if (planned.plans.length === 0 || !jsonFile.stdout) printed = { diagnosis, code: await report(diagnosis, jsonFile, values, io) }
   const tried = await measureSettings(planned, data, values, command, experiments, io)
   if (planned.plans.length > 0) {
     diagnosis = wordDiagnosis(measured(facts, tried.experiments))
@@ -171,14 +172,14 @@ function exitCode (diagnosis, code, interruptedBy = null) {
  * Prints the diagnosis (and writes it as JSON), then writes the HTML report — into the run directory unless --report
  * says where — and prints its path last.
  * @param {import('../report/words/diagnosis.js').Diagnosis} diagnosis
- * @param {string | undefined} jsonFile
+ * @param {ReturnType<typeof jsonOutput>} jsonFile
  * @param {Record<string, unknown>} values
  * @param {import('./main.js').Io} io
  */
 async function report (diagnosis, jsonFile, values, io) {
-  if (jsonFile !== undefined) await writeJson(diagnosis, jsonFile, io)
-  if (jsonFile !== '-') io.stdout.write(formatDiagnosis(diagnosis, { cwd: process.cwd() }))
-  await writeHtml(diagnosis, jsonFile === '-' ? io.stderr : io.stdout, values, io)
+  if (jsonFile.stdout || jsonFile.file !== null) await writeJson(jsonFile, JSON.stringify(diagnosis, null, 2) + '\n', io)
+  if (!jsonFile.stdout) io.stdout.write(formatDiagnosis(diagnosis, { cwd: process.cwd() }))
+  await writeHtml(diagnosis, jsonFile.stdout ? io.stderr : io.stdout, values, io)
   return failOnProblem(diagnosis, values)
 }
 
@@ -188,12 +189,12 @@ async function report (diagnosis, jsonFile, values, io) {
  * @param {import('../report/words/diagnosis.js').Diagnosis} before
  * @param {import('../report/words/diagnosis.js').Diagnosis} diagnosis
  * @param {string} after what ran since
- * @param {string | undefined} jsonFile
+ * @param {ReturnType<typeof jsonOutput>} jsonFile
  * @param {Record<string, unknown>} values
  * @param {import('./main.js').Io} io
  */
 async function update (before, diagnosis, after, jsonFile, values, io) {
-  if (jsonFile !== undefined) await writeJson(diagnosis, jsonFile, io)
+  if (jsonFile.stdout || jsonFile.file !== null) await writeJson(jsonFile, JSON.stringify(diagnosis, null, 2) + '\n', io)
   io.stdout.write(formatUpdate(diagnosis, before, { cwd: process.cwd(), after }))
   await writeHtml(diagnosis, io.stdout, values, io, ' (updated)')
   return failOnProblem(diagnosis, values)
@@ -205,17 +206,6 @@ async function update (before, diagnosis, after, jsonFile, values, io) {
  */
 function failOnProblem (diagnosis, values) {
   return values['fail-on-problem'] && diagnosis.category !== 'healthy' ? 1 : 0
-}
-
-/**
- * @param {import('../report/words/diagnosis.js').Diagnosis} diagnosis
- * @param {string} jsonFile
- * @param {import('./main.js').Io} io
- */
-async function writeJson (diagnosis, jsonFile, io) {
-  const json = JSON.stringify(diagnosis, null, 2) + '\n'
-  if (jsonFile === '-') io.stdout.write(json)
-  else await writeFile(jsonFile, json)
 }
 
 /**

@@ -13,9 +13,12 @@ import { runFailure } from '../analysis/run-failure.js'
 import { recordedOtherPorts } from '../analysis/signals-serving.js'
 import { otherPortsSentence } from '../report/words/ports.js'
 import { excerpt } from '../report/doctor-text.js'
+import { VERSION } from '../version.js'
 import { numberFlag } from './args.js'
 import { recordFromFlags, TARGET_FLAGS } from './target-run.js'
 import { outcomeExit } from './exit-codes.js'
+import { jsonFlag, jsonOutput, openFlag, writeJson } from './output-flags.js'
+import { openInBrowser } from '../report/html/index.js'
 
 // µs between CPU samples. Each sample costs the profiled server ~60–90 µs of its core on a small VM (V8's profiler
 // thread wakes and signals the main thread: context switches and cache misses, perf shows), so at 1 ms a saturated
@@ -37,7 +40,8 @@ export const spec = {
     'app-root': { type: 'string', value: 'dir', description: 'only files under this directory are your code (default: every file outside node_modules)' },
     'no-source-maps': { type: 'boolean', description: 'show the JavaScript that ran, not the sources its source maps point to' },
     top: { type: 'string', value: 'N', description: 'culprits to print', default: '5' },
-    json: { type: 'boolean', description: 'print the files written and the culprits as JSON' },
+    json: jsonFlag('the files written, the culprits and how the run went'),
+    open: openFlag('the flame graph'),
     interval: { type: 'string', value: 'µs', description: 'with -- <command>: sampling interval', default: String(DEFAULT_INTERVAL) },
     ...TARGET_FLAGS
   },
@@ -63,6 +67,7 @@ export async function run (args, io) {
   if (from.length === 0 && command.length === 0 && !attach) throw new UsageError('flame needs --from <file.cpuprofile>, -- <command> or --attach <pid> (see hotpath flame --help)')
   const top = Number(values.top ?? 5)
   if (!Number.isInteger(top) || top < 0) throw new UsageError(`--top must be a non-negative integer, got '${values.top}'`)
+  const json = jsonOutput(values)
   const live = from.length > 0 ? null : await captureLive(values, command, io)
   const { appRoot: liveRoot, sources, ...captured } = live ? live.captured : { ...(await readInputs(from)), appRoot: undefined, sources: undefined }
   const appRoot = typeof values['app-root'] === 'string' ? resolve(values['app-root']) : liveRoot
@@ -92,7 +97,12 @@ export async function run (args, io) {
   const mapper = /** @type {any} */ (result.model)[SOURCES]?.mapper
   const warnings = sourceMapMessages(mapper, result.culprits.slice(0, Math.max(top, 1)).map(c => c.file), process.cwd())
   for (const w of warnings) io.stderr.write(`hotpath flame: ${w}\n`)
-  report(result, { json: values.json === true, top, outcome, warnings }, io)
+  await report(result, { json, top, outcome, warnings }, io)
+  if (values.open) {
+    const page = result.files.find(f => f.format === 'html')
+    const opened = page ? await openInBrowser(resolve(page.path)) : { ok: false, reason: 'no page was written' }
+    if (!opened.ok) io.stderr.write(`hotpath flame: could not open a browser (${opened.reason}); open ${page ? resolve(page.path) : 'the .html file'} yourself\n`)
+  }
   return outcomeExit(outcome)
 }
 
@@ -217,14 +227,16 @@ function stripExtension (file) {
 
 /**
  * @param {Awaited<ReturnType<typeof writeProfileFiles>>} result
- * @param {{ json: boolean, top: number, outcome: Outcome, warnings: string[] }} opts
+ * @param {{ json: ReturnType<typeof jsonOutput>, top: number, outcome: Outcome, warnings: string[] }} opts
  * @param {import('./main.js').Io} io
  */
-function report ({ files, model, culprits }, opts, io) {
+async function report ({ files, model, culprits }, opts, io) {
   const shown = culprits.slice(0, opts.top)
-  if (opts.json) {
+  if (opts.json.stdout || opts.json.file !== null) {
     const { failure, interruptedBy } = opts.outcome
-    io.stdout.write(JSON.stringify({
+    await writeJson(opts.json, JSON.stringify({
+      tool: 'hotpath',
+      version: VERSION,
       // What went wrong with a live run, when it did not measure what was asked (null / false when it did).
       failure: failure && { category: failure.category, what: failure.what, at: failure.at, error: failure.error },
       interrupted: interruptedBy !== null,
@@ -237,8 +249,8 @@ function report ({ files, model, culprits }, opts, io) {
       total: model.total,
       byKind: model.byKind,
       culprits: shown
-    }, null, 2) + '\n')
-    return
+    }, null, 2) + '\n', io)
+    if (opts.json.stdout) return
   }
   const describe = {
     html: 'flame graph: open it in a browser',

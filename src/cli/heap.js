@@ -16,12 +16,15 @@ import { durationFlag, numberFlag } from './args.js'
 import { LOAD_FLAGS, loadOptionsFromFlags } from './load-options.js'
 import { attachFromFlags, TARGET_FLAGS } from './target-run.js'
 import { outcomeExit } from './exit-codes.js'
+import { jsonFlag, jsonOutput, openFlag, writeJson } from './output-flags.js'
+import { Progress } from '../report/progress.js'
+import { openInBrowser } from '../report/html/index.js'
 
 /** Seconds each phase loads unless -d or -a says otherwise. */
 const PHASE_SECONDS = 5
 
 // The phases are hotpath's own loads, between snapshots it takes: a user's --on-port load cannot be split into them.
-const UNSUPPORTED = new Set(['on-port', 'no-progress'])
+const UNSUPPORTED = new Set(['on-port'])
 const targetFlags = Object.fromEntries(Object.entries(TARGET_FLAGS).filter(([name]) => !UNSUPPORTED.has(name)))
 
 /** @type {import('./args.js').CommandSpec} */
@@ -37,8 +40,9 @@ export const spec = {
     ...targetFlags,
     duration: { ...LOAD_FLAGS.duration, description: 'how long each of the three phases loads', default: `${PHASE_SECONDS}s` },
     amount: { ...LOAD_FLAGS.amount, description: 'complete N requests in each phase instead of loading for a duration' },
-    json: { type: 'string', value: 'file', description: 'write the result as JSON to a file (- for stdout)' },
+    json: jsonFlag('the result', { spaced: true }),
     report: { type: 'string', value: 'file', description: 'write the HTML page (verdict, retainer paths, phases) here', default: '<run-dir>/heap.html' },
+    open: openFlag('the HTML page'),
     save: { type: 'string', value: 'dir', description: 'where to record the run (the three snapshots and heap.json)', default: '.hotpath/<time>-heap' },
     analyse: { type: 'string', value: 'dir', description: 're-analyse a recorded run without running anything' },
     'snapshot-timeout': { type: 'string', value: 'time', description: 'how long one heap snapshot may take', default: '5m' },
@@ -60,7 +64,7 @@ export const spec = {
 export async function run ({ values, positionals, command }, io) {
   const str = (/** @type {string} */ k) => /** @type {string | undefined} */ (values[k])
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}': put the server command after -- (hotpath heap -- node server.js)`)
-  const jsonFile = str('json')
+  const jsonFile = jsonOutput(values)
   const analyse = str('analyse')
   if (analyse !== undefined) {
     if (command.length > 0 || values.attach !== undefined) throw new UsageError(`give either --analyse <dir> or ${command.length > 0 ? '-- <command>' : '--attach <pid>'}, not both`)
@@ -79,7 +83,7 @@ export async function run ({ values, positionals, command }, io) {
   const loadOptions = await loadOptionsFromFlags(/** @type {any} */ (values))
   if (loadOptions.duration === undefined && loadOptions.amount === undefined) loadOptions.duration = PHASE_SECONDS
   // Validate the load before starting anything, so a bad flag never costs a started server.
-  preparePlan({ ...loadOptions, url: `http://127.0.0.1:1${path}` })
+  const { plan } = preparePlan({ ...loadOptions, url: `http://127.0.0.1:1${path}` })
   const port = numberFlag('port', str('port'), { integer: true })
   const listenTimeout = /** @type {number} */ (durationFlag('listen-timeout', str('listen-timeout') ?? '30s'))
   const snapshotTimeout = /** @type {number} */ (durationFlag('snapshot-timeout', str('snapshot-timeout') ?? '5m'))
@@ -102,7 +106,12 @@ export async function run ({ values, positionals, command }, io) {
     listenTimeout,
     snapshotTimeout,
     signal: abort.signal,
-    status: (line) => io.stderr.write(`${line}\n`)
+    status: (line) => io.stderr.write(`${line}\n`),
+    progress: () => {
+      const progress = new Progress(io.stderr, { duration: plan.duration, amount: plan.amount, warmup: plan.warmup })
+      if (values['no-progress']) progress.enabled = false
+      return progress
+    }
   })
   if (record.snapshots.length === 3 && record.failure === null) io.stderr.write('Analysing the snapshots…\n')
   const sources = dirSources(record.runDir)
@@ -130,24 +139,14 @@ function mapWarnings (report, sources) {
  * Prints the report (and writes its JSON), and says the exit code.
  * @param {import('../heap/report.js').HeapReport} report
  * @param {Record<string, unknown>} values
- * @param {string | undefined} jsonFile
+ * @param {ReturnType<typeof jsonOutput>} jsonFile
  * @param {import('./main.js').Io} io
  * @param {NodeJS.Signals | null} interruptedBy
  */
 async function finish (report, values, jsonFile, io, interruptedBy) {
   report.verdict = verdictLine(report, process.cwd()) + otherPortsNote(report.url, report.otherPorts, { hint: true })
-  if (jsonFile !== undefined) {
-    const json = JSON.stringify(report, null, 2) + '\n'
-    if (jsonFile === '-') io.stdout.write(json)
-    else {
-      try {
-        await writeFile(jsonFile, json)
-      } catch (err) {
-        throw new UsageError(`cannot write '${jsonFile}': ${/** @type {NodeJS.ErrnoException} */ (err).code ?? err}`)
-      }
-    }
-  }
-  const out = jsonFile === '-' ? io.stderr : io.stdout
+  await writeJson(jsonFile, JSON.stringify(report, null, 2) + '\n', io)
+  const out = jsonFile.stdout ? io.stderr : io.stdout
   out.write(formatHeapReport(report, process.cwd()))
   for (const w of report.warnings ?? []) out.write(`  ! ${w}\n`)
   await writePage(report, values, out, io)
@@ -179,6 +178,10 @@ async function writePage (report, values, out, io) {
   }
   const shown = relative(process.cwd(), resolve(file))
   out.write(`Report: ${shown.startsWith('..') ? resolve(file) : shown}\n`)
+  if (values.open) {
+    const opened = await openInBrowser(resolve(file))
+    if (!opened.ok) io.stderr.write(`hotpath heap: could not open a browser (${opened.reason}); open ${resolve(file)} yourself\n`)
+  }
 }
 
 /**

@@ -13,6 +13,7 @@ import { parseTarget } from '../load/target.js'
 import { durationFlag, numberFlag } from './args.js'
 import { LOAD_FLAGS, loadOptionsFromFlags } from './load-options.js'
 import { LOAD_FAILED, signalExit, TARGET_FAILED } from './exit-codes.js'
+import { jsonFlag, jsonOutput, NO_PROGRESS, writeJson } from './output-flags.js'
 
 /** @type {import('./args.js').CommandSpec} */
 export const spec = {
@@ -22,10 +23,10 @@ export const spec = {
     'server first, wait until it listens, load it, then stop it.',
   options: {
     ...LOAD_FLAGS,
-    json: { type: 'boolean', description: 'print the result as JSON (autocannon\'s shape plus a mergeable HDR histogram)' },
-    output: { type: 'string', short: 'o', value: 'file', description: 'also write the JSON result to a file' },
+    json: jsonFlag('the result (autocannon\'s shape plus a mergeable HDR histogram)'),
+    output: { type: 'string', short: 'o', value: 'file', description: 'also write the JSON result to a file (as --json=<file>)' },
     title: { type: 'string', value: 'text', description: 'a title stored in the result' },
-    'no-progress': { type: 'boolean', description: 'no progress bar (it only shows on a terminal anyway)' },
+    'no-progress': NO_PROGRESS,
     path: { type: 'string', value: 'path', description: 'with -- <command>: the path to load', default: '/' },
     port: { type: 'string', value: 'N', description: 'with -- <command>: load this port (default: the first one it listens on)' },
     'listen-timeout': { type: 'string', value: 'time', description: 'with -- <command>: how long to wait for it to listen', default: '30s' },
@@ -36,7 +37,7 @@ export const spec = {
   },
   details: 'Examples:\n' +
     '  hotpath load -c 100 -d 30 http://127.0.0.1:3000/\n' +
-    '  hotpath load -R 2000 -d 60 --json http://127.0.0.1:3000/api > run.json\n' +
+    '  hotpath load -R 2000 -d 60 --json=run.json http://127.0.0.1:3000/api\n' +
     '  hotpath load -- node server.js\n' +
     '  hotpath load --segment 2/4 --start-at 2026-01-31T12:00:00Z -c 100 -R 8000 -d 60 -o part-2.json http://10.0.0.5/\n' +
     'Results from several machines merge exactly: hotpath merge a.json b.json. The segments of one load are checked\n' +
@@ -52,12 +53,13 @@ export const spec = {
 export async function run ({ values, positionals, command }, io) {
   const options = await loadOptionsFromFlags(values)
   const flags = commandFlags(values, positionals, command)
+  const quiet = jsonOutput(values).stdout
   const stop = stopOnSignal(io)
   /** @type {TargetProcess | null} */
   let target = null
   let url = positionals[0]
   if (command.length > 0) {
-    const started = await startTarget(command, flags, io, stop, Boolean(values.json))
+    const started = await startTarget(command, flags, io, stop, quiet)
     if (started.target === null) return started.exit
     target = started.target
     url = started.url
@@ -83,7 +85,12 @@ export async function run ({ values, positionals, command }, io) {
  * @param {string[]} command
  */
 function commandFlags (values, positionals, command) {
-  if (positionals.length > 1) throw new UsageError(`load takes one URL, got ${positionals.length}: ${positionals.join(' ')}`)
+  if (positionals.length > 1) {
+    // `--json <file>` reads as --json and two URLs: say how to give the file.
+    const file = positionals.filter(p => !/^\w+:\/\//.test(p))
+    const hint = values.json === '-' ? `; to write the JSON to a file, give --json=${file.length === 1 ? file[0] : '<file>'}` : ''
+    throw new UsageError(`load takes one URL, got ${positionals.length}: ${positionals.join(' ')}${hint}`)
+  }
   if (command.length > 0 && positionals.length > 0) throw new UsageError('give either a URL or -- <command>, not both')
   if (command.length === 0 && positionals.length === 0) throw new UsageError('load needs a URL or -- <command> (see hotpath load --help)')
   const path = /** @type {string | undefined} */ (values.path) ?? '/'
@@ -226,8 +233,10 @@ async function report (result, values, io, stop, target) {
   }
 
   const json = JSON.stringify(result, null, 2) + '\n'
+  const where = jsonOutput(values)
   if (values.output) await writeFile(/** @type {string} */ (values.output), json)
-  if (values.json || values.markers) {
+  await writeJson({ stdout: false, file: where.file }, json, io)
+  if (where.stdout || values.markers) {
     io.stdout.write(values.markers ? framed(json, segment ? `segment ${segment.index}/${segment.count} of run ${segment.run}` : undefined) : json)
     // stdout is the result; what a reader must know first goes where a person still sees it.
     for (const line of [...notes, ...headlines(result, 'load')]) io.stderr.write(`${line}\n`)

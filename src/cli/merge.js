@@ -5,6 +5,7 @@ import { resultsInLog } from '../load/result-log.js'
 import { assertMergeable, mergeResults } from '../load/merge.js'
 import { headlines, loadTables } from '../report/load-text.js'
 import { LOAD_FAILED } from './exit-codes.js'
+import { jsonFlag, jsonOutput, writeJson } from './output-flags.js'
 
 /** @type {import('./args.js').CommandSpec} */
 export const spec = {
@@ -17,8 +18,8 @@ export const spec = {
     'The segments of one load (hotpath load --segment) must all be there, once each, of one run and the same flags;\n' +
     'segments that began more than 1 s apart are merged and marked failed (exit 3).',
   options: {
-    json: { type: 'boolean', description: 'print the merged result as JSON' },
-    output: { type: 'string', short: 'o', value: 'file', description: 'also write the merged JSON to a file' }
+    json: jsonFlag('the merged result'),
+    output: { type: 'string', short: 'o', value: 'file', description: 'also write the merged JSON to a file (as --json=<file>)' }
   }
 }
 
@@ -30,6 +31,7 @@ export const spec = {
  */
 export async function run ({ values, positionals }, io) {
   if (positionals.filter(p => p === '-').length > 1) throw new UsageError("give '-' (stdin) once")
+  const where = jsonOutput(values)
   if (positionals.length < 2 && !positionals.includes('-')) throw new UsageError('merge needs at least two result files, or - to read them from a log on stdin')
   const parts = (await Promise.all(positionals.map(readPart))).flat()
   const results = parts.map(p => p.result)
@@ -45,8 +47,8 @@ export async function run ({ values, positionals }, io) {
   ]
   const json = JSON.stringify(merged, null, 2) + '\n'
   if (values.output) await writeFile(/** @type {string} */ (values.output), json)
-  if (values.json) {
-    io.stdout.write(json)
+  await writeJson(where, json, io)
+  if (where.stdout) {
     for (const line of first) io.stderr.write(`${line}\n`)
   } else {
     io.stdout.write(first.map(line => `${line}\n`).join('') + loadTables(merged))

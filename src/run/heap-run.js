@@ -26,6 +26,8 @@ export const PHASES = /** @type {const} */ (['warm-up', 'growth', 'settle'])
  * @property {number} snapshotTimeout seconds one snapshot may take
  * @property {AbortSignal} [signal]
  * @property {(line: string) => void} [status]
+ * @property {() => { start(): void, stop(): void, onBin(bin: import('../load/recorder.js').Bin): void }} [progress] a
+ *   progress display for each phase's load
  */
 
 /**
@@ -82,7 +84,9 @@ export async function recordHeapRun (options) {
     for (const [k, name] of PHASES.entries()) {
       if (abort.signal.aborted) break
       status(`Phase ${k + 1}/3, ${name}: loading…`)
-      const phase = await runPhase(name, options, record.url, abort.signal)
+      const progress = options.progress?.()
+      progress?.start()
+      const phase = await runPhase(name, { ...options, onBin: progress && (bin => progress.onBin(bin)) }, record.url, abort.signal).finally(() => progress?.stop())
       record.phases.push(phase)
       // A load that failed may have failed because the target died: its exit is what to report, and it can come a
       // moment after the load saw the connections close.
@@ -137,13 +141,13 @@ export async function probeOf (target, pid) {
 
 /**
  * @param {typeof PHASES[number]} name
- * @param {HeapRunOptions} options
+ * @param {Pick<HeapRunOptions, 'load'> & { onBin?: (bin: import('../load/recorder.js').Bin) => void }} options
  * @param {string} url
  * @param {AbortSignal} signal
  * @returns {Promise<PhaseRecord>}
  */
 export async function runPhase (name, options, url, signal) {
-  const result = await load({ ...options.load, url, signal })
+  const result = await load({ ...options.load, url, signal, ...(options.onBin ? { onBin: options.onBin } : {}) })
   return { name, requests: result.requests.total, duration: result.duration, failed: result.failed?.detail ?? null, result }
 }
 
