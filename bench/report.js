@@ -4,7 +4,7 @@
 //   clinic: its analysis and HTML), and renderReport alone on the saved run;
 // - how long the page takes to open in headless Chromium (when it is installed).
 // Usage: node bench/report.js [--duration 10] [--example listener-leak] [--no-clinic] [--screenshot docs/report.png]
-//   --screenshot writes the top 1280×1600 of the report at device scale 1 (the README's picture).
+//   --screenshot writes the top 1280×1600 of the report at device scale 1 (docs/report.md's picture).
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'

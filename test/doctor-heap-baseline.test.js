@@ -1,6 +1,6 @@
 // What the load left alive is the heap after a full collection once it stopped, less the heap after one just before
-// it. Reading the baseline without that collection (it costs the window's throughput: README, "What doctor costs the
-// server") was tried on 2026-12-02 and hid a leak: garbage start-up leaves in the heap's older spaces is not bounded by
+// it. Reading the baseline without that collection (it costs the window's throughput: docs/overhead.md, "The doctor
+// on a saturated server") was tried on 2026-12-02 and hid a leak: garbage start-up leaves in the heap's older spaces is not bounded by
 // anything V8 reports short of marking. These servers leave such garbage; their verdicts must stay right.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'

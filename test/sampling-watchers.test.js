@@ -1,4 +1,5 @@
-// The listener and agent-pool watchers against real servers and clients: the two hidden causes of DESIGN.md §2.
+// The listener and agent-pool watchers against real servers and clients: the two hidden causes docs/doctor.md
+// names: a listener added on every request, and a socket pool capped out of sight.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { EventEmitter } from 'node:events'

@@ -1,6 +1,6 @@
 // A reporting API whose query takes ~10 ms in PostgreSQL, behind a connection pool of 2: under more than two
-// concurrent requests, each waits for a free connection far longer than its query runs (the hidden pool cap of
-// DESIGN.md §2). hotpath doctor: io, blamed on the line that creates the pool with its limit, then on the query.
+// concurrent requests, each waits for a free connection far longer than its query runs (a hidden pool cap, like the
+// S3 client's maxSockets: 50). hotpath doctor: io, blamed on the line that creates the pool with its limit, then on the query.
 // Needs DATABASE_URL (node examples/backends/start.js starts a throwaway PostgreSQL).
 import http from 'node:http'
 import pg from 'pg'

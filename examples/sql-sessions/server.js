@@ -1,5 +1,5 @@
 // An API that keeps its sessions in PostgreSQL and reads the caller's session on every request, by a token column
-// with no index: each lookup scans the table (DESIGN.md's session store in SQL, ~50 req/s until moved). hotpath doctor:
+// with no index: each lookup scans the table (a post-mortem's session store: ~50 req/s until moved). hotpath doctor:
 // io, blamed on the line that awaits the session query, with the query and its time per round trip.
 // Needs DATABASE_URL (node examples/backends/start.js starts a throwaway PostgreSQL).
 import http from 'node:http'

@@ -9,7 +9,7 @@ import { computeSignals } from './signals.js'
 
 /**
  * doctor's verdict as facts: categories, numbers, units, places and stable names, no sentences. The report layer
- * words it (src/report/words/diagnosis.js) into DESIGN.md §5's JSON contract, which the terminal and HTML reports print.
+ * words it (src/report/words/diagnosis.js) into the JSON contract (docs/json.md), which the terminal and HTML reports print.
  * @typedef {object} Diagnosis
  * @property {'hotpath'} tool
  * @property {string} version

@@ -1,4 +1,4 @@
-// The exit codes every command keeps (README "Exit codes"): CI pipelines act on them, so one place decides them.
+// The exit codes every command keeps (docs/exit-codes.md): CI pipelines act on them, so one place decides them.
 
 /** The load did not measure the server: no connection, no HTTP, most responses not 2xx, an --on-port command failed. */
 export const LOAD_FAILED = 3

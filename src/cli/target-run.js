@@ -14,7 +14,7 @@ export const TARGET_FLAGS = {
   ...LOAD_FLAGS,
   path: { type: 'string', value: 'path', description: 'the path to load', default: '/' },
   port: { type: 'string', value: 'N', description: 'load this port (default: the first one the target listens on)' },
-  attach: { type: 'string', value: 'pid', description: 'attach to this running Node process instead of starting one (Linux, same user or root; see README)' },
+  attach: { type: 'string', value: 'pid', description: 'attach to this running Node process instead of starting one (Linux, same user or root; see docs/attach.md)' },
   'listen-timeout': { type: 'string', value: 'time', description: 'how long to wait for the target to listen', default: '30s' },
   'on-port': { type: 'string', value: 'command', description: 'run this shell command as the load instead ($PORT is set)' },
   'no-progress': { type: 'boolean', description: 'no progress bar' }

@@ -4,8 +4,8 @@
 // code, where the body ends (Content-Length, chunked, or close) and whether the server will close the connection. It
 // never needs header values as strings. autocannon spends a large part of its CPU in http-parser-js building header
 // arrays it throws away; this framer works on the bytes in place, allocates nothing per response in the common case
-// (whole head in one read) and is the main reason `hotpath load` costs less CPU per request (see bench/load.js and the
-// README). It is strict: anything that is not a well-formed HTTP/1.x response is reported through onError, never thrown,
+// (whole head in one read) and is the main reason `hotpath load` costs less CPU per request (see bench/load.js and
+// docs/load.md, Cost). It is strict: anything that is not a well-formed HTTP/1.x response is reported through onError, never thrown,
 // and test/internals/response-parser.test.js feeds it split, corrupted and random input.
 //
 // One piece on purpose, at ~330 lines. Its one seam is cut: finding the headers that frame the body is

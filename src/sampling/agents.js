@@ -15,8 +15,8 @@ import https from 'node:https'
  */
 
 /**
- * Watches the socket pools of outgoing HTTP clients — the hidden cap of DESIGN.md §2, where an SDK's agent with
- * `maxSockets: 50` made uploads queue for minutes. Every http/https Agent (the global ones, and any created before or
+ * Watches the socket pools of outgoing HTTP clients — the hidden cap of the AWS SDK's S3 client, whose agent with
+ * `maxSockets: 50` made uploads queue for minutes (docs/runtime.md, Prometheus metrics). Every http/https Agent (the global ones, and any created before or
  * after start) is found the first time it carries a request, through Agent.prototype.addRequest, which every request
  * of every Agent subclass goes through. Agents are held weakly: one created per request does not leak here.
  *

@@ -16,7 +16,7 @@ import { everyAdditionHooked, review, subscribe, unsubscribe } from './listener-
  */
 
 /**
- * Catches the listener that is added on every request (DESIGN.md §2): records, for each emitter kind and event whose
+ * Catches the listener that is added on every request (the post-mortem behind examples/listener-leak): records, for each emitter kind and event whose
  * listeners on one emitter grow past the threshold, how far they grew and where the listener was added.
  *
  * It costs the process nothing per added listener while Node's own MaxListenersExceededWarning will tell: that warning

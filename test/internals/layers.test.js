@@ -1,4 +1,4 @@
-// The folders are layers (README, "Layout"): each may import only the folders below it, so that analysis returns
+// The folders are layers (docs/architecture.md, Layers): each may import only the folders below it, so that analysis returns
 // facts that any report can word, and what runs in a target (probe, sampling, runtime) never pulls in the CLI. An
 // import that runs back up fails here, with the file and the line, before it becomes a cycle.
 import { test } from 'node:test'

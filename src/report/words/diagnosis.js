@@ -21,7 +21,7 @@ import { wordWarning } from './warnings.js'
  */
 
 /**
- * doctor's verdict, DESIGN.md §5's JSON contract: the facts of the analysis with their sentences.
+ * doctor's verdict, the JSON contract (docs/json.md, schema/doctor.schema.json): the facts of the analysis with their sentences.
  * @typedef {object} Diagnosis
  * @property {'hotpath'} tool
  * @property {string} version

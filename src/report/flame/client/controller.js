@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-// What a page, a report or a test drives the graph through (see the README): zoom to a function, search, reset,
+// What a page, a report or a test drives the graph through (docs/flame.md, From code): zoom to a function, search, reset,
 // options, what is drawn, where a function is, and removal.
 /* global window */
 import { draw, ROW } from './draw.js'

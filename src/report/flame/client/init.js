@@ -1,6 +1,6 @@
 /// <reference lib="dom" />
 // The flame graph component's entry point: window.HotpathFlame = { init(container, data, options) } → a controller
-// (see the README and controller.js). The parts are joined into one inline script by assets.js: no imports in the
+// (docs/flame.md and controller.js). The parts are joined into one inline script by assets.js: no imports in the
 // page, no build step, no network.
 /* global window, document, performance */
 import { controller } from './controller.js'
