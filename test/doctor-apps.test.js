@@ -15,6 +15,7 @@ import pg from 'pg'
 import { Redis } from 'ioredis'
 import { hotpath, ROOT } from './helpers/cli.js'
 import { lineOf } from './helpers/source-lines.js'
+import { assertSchema } from './helpers/schema.js'
 import { missing, startPostgres, startRedis } from '../examples/backends/backends.js'
 
 const require = createRequire(import.meta.url)
@@ -33,7 +34,9 @@ async function doctor (file, env, extra = []) {
   // what is tested, not how long they take.
   const r = await hotpath(['doctor', '-d', '6', '--no-progress', '--no-experiments', '--snapshot-time', '300s', '--save', join(dir, 'run'), '--json', json, ...extra, '--', process.execPath, file], { env: { PORT: '0', ...env }, timeout: 420000, alone: true })
   assert.equal(r.code, 0, `doctor exited ${r.code}\n${r.stderr}\n${r.stdout}`)
-  return { d: JSON.parse(await readFile(json, 'utf8')), out: r.stdout }
+  const d = JSON.parse(await readFile(json, 'utf8'))
+  assertSchema('doctor', d)
+  return { d, out: r.stdout }
 }
 
 /**
