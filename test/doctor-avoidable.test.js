@@ -9,6 +9,7 @@ import { mkdtemp, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { hotpath, ROOT } from './helpers/cli.js'
+import { assertSchema } from './helpers/schema.js'
 
 const DIR = 'test/fixtures/servers/avoidable'
 
@@ -33,7 +34,9 @@ async function doctor (server) {
   const json = join(dir, 'diagnosis.json')
   const r = await hotpath(['doctor', '-d', '3', '--no-progress', '--no-experiments', '--save', join(dir, 'run'), '--json', json, '--', process.execPath, server], { env: { PORT: '0' }, timeout: 90000 })
   assert.equal(r.code, 0, `doctor exited ${r.code}\n${r.stderr}\n${r.stdout}`)
-  return { d: JSON.parse(await readFile(json, 'utf8')), out: r.stdout }
+  const d = JSON.parse(await readFile(json, 'utf8'))
+  assertSchema('doctor', d)
+  return { d, out: r.stdout }
 }
 
 /**
