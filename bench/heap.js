@@ -74,7 +74,7 @@ async function build (size, file) {
  */
 async function parse (file) {
   const { readHeapSnapshot } = await import('../src/heap/snapshot-reader.js')
-  const { HeapGraph } = await import('../src/heap/graph.js')
+  const { HeapGraph } = await import('../src/heap/snapshot-graph.js')
   const { retainerTree } = await import('../src/heap/retainers.js')
   let t = Date.now()
   const ids = await readHeapSnapshot(file, { idsOnly: true })

@@ -25,7 +25,7 @@ import { adviseFrom } from './recommendations.js'
  *   they wait on there, how often and how long, in numbers
  * @property {{ function: string, label?: string, file: string, line: number, kind: string, share: number }[]} [calls] where
  *   its time goes
- * @property {import('../heap/culprits.js').Retainer[]} [retainers] for `measure: 'retained'`: the shortest path that
+ * @property {import('../heap/describe-groups.js').Retainer[]} [retainers] for `measure: 'retained'`: the shortest path that
  *   keeps the objects alive, from them outwards
  */
 
@@ -240,7 +240,7 @@ function retainedCulprits (signals, cwd, threads) {
  * When what the load left alive is held in an HTTP agent's queue of requests waiting for a socket (node:http keeps
  * them in the agent's `requests`, per origin), and that agent queued during the load: the agent, its limit, how many
  * waited at once, and where the app created it.
- * @param {import('../heap/culprits.js').Culprit} c
+ * @param {import('../heap/describe-groups.js').Culprit} c
  * @param {import('./signals.js').Signals} signals
  * @param {ThreadRecord[]} threads the serving threads
  * @param {string} cwd
@@ -270,7 +270,7 @@ function agentQueueOf (c, signals, threads, cwd) {
 
 /**
  * The names on a retainer path from the kept objects up to the one that holds them (a few steps when none does).
- * @param {import('../heap/culprits.js').Culprit} c
+ * @param {import('../heap/describe-groups.js').Culprit} c
  */
 function pathUpTo (c) {
   const at = c.retainers.findIndex(r => r.name === c.holding)

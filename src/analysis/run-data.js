@@ -73,7 +73,7 @@ import { mapRunSites } from './run-sites.js'
  * What the heap snapshots taken after the load found (src/heap/run-retainers.js writes it).
  * @typedef {object} Retainers
  * @property {number} requests of the growth phase between the first two snapshots
- * @property {import('../heap/culprits.js').Culprit[]} culprits groups of objects that grow with load, most bytes first
+ * @property {import('../heap/describe-groups.js').Culprit[]} culprits groups of objects that grow with load, most bytes first
  * @property {{ count: number, bytes: number } | null} survivors everything the growth phase left alive
  * @property {number} minCount objects a group needs to grow with load
  * @property {string | null} error why the snapshots could not be read

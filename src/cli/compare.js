@@ -7,14 +7,16 @@ import { readRun } from '../analysis/run-data.js'
 import { compareResults, settingDifferences } from '../load/compare.js'
 import { isDoctorResult, loadResultProblem, readResultFile } from '../load/result-file.js'
 import { loadFailure } from '../load/result.js'
-import { formatBytes, formatCount, formatMs, formatPercent, table } from '../report/format.js'
-import { formatChange, openInBrowser, relativeChange, renderCompareReport, runFigures } from '../report/html/index.js'
+import { damagedFiles, describeDifference, formatComparison, runWarnings } from '../report/compare-text.js'
+import { openInBrowser, relativeChange, renderCompareReport, runFigures } from '../report/html/index.js'
 import { wordDiagnosis } from '../report/words/diagnosis.js'
 import { readJsonFile } from '../read-json.js'
 import { VERSION } from '../version.js'
 import { numberFlag } from './args.js'
 import { LOAD_FAILED } from './exit-codes.js'
 import { jsonFlag, jsonOutput, openFlag, writeJson } from './output-flags.js'
+
+/** @typedef {import('../report/compare-text.js').Input} Input */
 
 /** @type {import('./args.js').CommandSpec} */
 export const spec = {
@@ -35,14 +37,6 @@ export const spec = {
     '  hotpath compare before.json after.json\n' +
     '  hotpath compare --report compare.html .hotpath/2026-01-01T10-00-00-000Z-doctor .hotpath/2026-01-01T10-05-00-000Z-doctor'
 }
-
-/**
- * @typedef {object} Input
- * @property {string} path
- * @property {import('../load/result.js').LoadResult | null} load
- * @property {import('../report/words/diagnosis.js').Diagnosis | null} diagnosis
- * @property {import('../analysis/run-data.js').RunData | null} runData
- */
 
 /**
  * @param {ReturnType<typeof import('./args.js').parseCommand>} args
@@ -71,7 +65,7 @@ export async function run ({ values, positionals }, io) {
   if (json.stdout) {
     for (const line of warnings) io.stderr.write(`${line}\n`)
   } else {
-    writeText(io, positionals, a, b, { warnings, rows, doctor })
+    io.stdout.write(formatComparison(positionals, a, b, { warnings, rows, doctor }))
   }
   if (reportFile !== undefined) await writeReport(reportFile, a, b, values, io)
 
@@ -88,48 +82,6 @@ export async function run ({ values, positionals }, io) {
     }
   }
   return 0
-}
-
-/**
- * The comparison for a terminal: the load figures with their verdicts, then the doctor's figures of both runs.
- * @param {import('./main.js').Io} io
- * @param {string[]} positionals the two inputs as given
- * @param {Input} a
- * @param {Input} b
- * @param {{ warnings: string[], rows: ReturnType<typeof compareResults>, doctor: ReturnType<typeof doctorRows> | null }} found
- */
-function writeText (io, positionals, a, b, { warnings, rows, doctor }) {
-  for (const line of warnings) io.stdout.write(`${line}\n`)
-  if (a.load && b.load) {
-    const fmt = (/** @type {number} */ v, /** @type {string} */ unit) =>
-      unit === 'ms' ? formatMs(v) : unit === 'B/s' ? formatBytes(v, '/s') : formatCount(v)
-    const verdictText = {
-      better: 'better',
-      worse: 'WORSE',
-      same: 'within noise',
-      unknown: 'too few seconds to judge'
-    }
-    io.stdout.write(table([
-      ['', 'before', 'after', 'change', 'verdict'],
-      ...rows.map(r => [
-        r.figure,
-        fmt(r.a, r.unit),
-        fmt(r.b, r.unit),
-        Number.isFinite(r.change) ? `${r.change >= 0 ? '+' : '−'}${Math.abs(r.change * 100).toFixed(1)}%` : r.b > r.a ? 'new' : '',
-        verdictText[r.verdict] + verdictBasis(r)
-      ])
-    ]) + '\n')
-    io.stdout.write(`before: ${positionals[0]} (${a.load.duration} s, ${a.load.connections} connections)\nafter:  ${positionals[1]} (${b.load.duration} s, ${b.load.connections} connections)\n`)
-  } else if (a.load || b.load) {
-    io.stdout.write(`No load figures to compare: ${(a.load ? b : a).path} has no load result (its load came from --on-port).\n`)
-  }
-  if (doctor) {
-    io.stdout.write(`\nDiagnosis (one value per run, no noise estimate)\n${table([
-      ['', 'before', 'after', 'change'],
-      ...doctor.map(r => [r.figure, formatFigure(r.before, r.unit), formatFigure(r.after, r.unit),
-        r.change === null ? (typeof r.before === 'number' && typeof r.after === 'number' && r.before === 0 && r.after !== 0 ? 'new' : '') : formatChange(r.change)])
-    ])}\n`)
-  }
 }
 
 /**
@@ -158,47 +110,6 @@ async function writeReport (reportFile, a, b, values, io) {
     const opened = await openInBrowser(resolve(reportFile))
     if (!opened.ok) io.stderr.write(`hotpath compare: could not open a browser (${opened.reason}); open ${resolve(reportFile)} yourself\n`)
   }
-}
-
-/**
- * Why the figures of one run need a caveat: its load failed, or was interrupted.
- * @param {Input} x
- * @returns {string[]}
- */
-function runWarnings (x) {
-  const damaged = damagedFiles(x).map(w => `${x.path} is unreliable, files of the run are damaged: ${w.message}`)
-  if (!x.load) return damaged
-  const failure = loadFailure(x.load)
-  return [
-    ...(failure ? [`${x.path}: ${failure.detail}`] : []),
-    ...damaged,
-    ...(x.load.interrupted ? [`${x.path} was interrupted after ${x.load.duration.toFixed(1)} s: its figures cover the run until then`] : [])
-  ]
-}
-
-/**
- * The damaged files of a doctor run that cost its verdict or culprits, as doctor names them.
- * @param {Input} x
- */
-function damagedFiles (x) {
-  return (x.diagnosis?.warnings ?? []).filter(w => w.affects !== 'nothing')
-}
-
-/** @param {import('../load/compare.js').SettingDifference} d */
-function describeDifference (d) {
-  if (d.setting === 'requests') return 'the requests\' headers or body'
-  const value = (/** @type {string | number} */ v) => typeof v === 'number' ? formatCount(v) : v
-  return `${d.setting} ${value(d.before)} → ${value(d.after)}`
-}
-
-/**
- * Why a verdict was reached: the t-test's p, or how far beyond the spread of the seconds the change is.
- * @param {import('../load/compare.js').Comparison} r
- */
-function verdictBasis (r) {
-  if (r.verdict === 'same' || r.verdict === 'unknown') return ''
-  if (r.times !== undefined) return r.times === Infinity ? ' (beyond any spread)' : ` (${formatCount(r.times)}× the spread)`
-  return Number.isFinite(r.p) ? ` (p=${r.p < 0.001 ? '<0.001' : r.p.toFixed(3)})` : ''
 }
 
 /**
@@ -251,7 +162,7 @@ function checkLoad (load, file, at) {
  * The doctor's figures of both runs, with the relative change (NaN where it cannot be said).
  * @param {Input} a
  * @param {Input} b
- * @returns {{ figure: string, unit: string, before: number | string | null, after: number | string | null, change: number | null }[]}
+ * @returns {import('../report/compare-text.js').DoctorRow[]}
  */
 function doctorRows (a, b) {
   const fa = runFigures(a.diagnosis)
@@ -263,20 +174,4 @@ function doctorRows (a, b) {
       return { figure: f.figure, unit: f.unit, before: f.value, after: fb[i].value, change: Number.isFinite(change) ? change : null }
     }).filter(r => r.before !== null || r.after !== null)
   ]
-}
-
-/**
- * @param {number | string | null} v
- * @param {string} unit
- */
-function formatFigure (v, unit) {
-  if (v === null) return '–'
-  if (typeof v === 'string') return v
-  switch (unit) {
-    case 'ms': return formatMs(v)
-    case 'ratio': return formatPercent(v, v < 0.1 ? 1 : 0)
-    case 'B': return formatBytes(v)
-    case 'B/s': return formatBytes(v, '/s')
-    default: return formatCount(v)
-  }
 }

@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { writeProfileFiles } from './flame-files.js'
 
-/** @typedef {import('../heap/report.js').HeapAllocations} HeapAllocations */
+/** @typedef {import('../heap/report-data.js').HeapAllocations} HeapAllocations */
 
 /**
  * @param {string} runDir

@@ -8,9 +8,9 @@ import { allocationFlame } from './heap-allocations.js'
 import { dirSources } from '../analysis/run-data.js'
 import { sourceMapMessages } from '../report/words/warnings.js'
 import { fileURLToPath } from 'node:url'
-import { buildHeapReport } from '../heap/report.js'
-import { formatHeapReport, verdictLine } from '../heap/words.js'
-import { renderHeapPage } from '../heap/html.js'
+import { buildHeapReport } from '../heap/report-data.js'
+import { formatHeapReport, verdictLine } from '../report/heap-text.js'
+import { renderHeapPage } from '../report/html/heap-page.js'
 import { otherPortsNote } from '../report/words/ports.js'
 import { durationFlag, numberFlag } from './args.js'
 import { LOAD_FLAGS, loadOptionsFromFlags } from './load-options.js'
@@ -125,7 +125,7 @@ export async function run ({ values, positionals, command }, io) {
 
 /**
  * The scripts named in the report whose source map is missing or unreadable, in words.
- * @param {import('../heap/report.js').HeapReport} report
+ * @param {import('../heap/report-data.js').HeapReport} report
  * @param {import('../profile/sources.js').SourceCache} sources
  */
 function mapWarnings (report, sources) {
@@ -137,7 +137,7 @@ function mapWarnings (report, sources) {
 
 /**
  * Prints the report (and writes its JSON), and says the exit code.
- * @param {import('../heap/report.js').HeapReport} report
+ * @param {import('../heap/report-data.js').HeapReport} report
  * @param {Record<string, unknown>} values
  * @param {ReturnType<typeof jsonOutput>} jsonFile
  * @param {import('./main.js').Io} io
@@ -159,7 +159,7 @@ async function finish (report, values, jsonFile, io, interruptedBy) {
  * Writes the HTML page, into the run directory unless --report says where, and prints its path last. The page is a
  * by-product: when it cannot be written where nobody asked for it (a read-only run directory), that is said, and the
  * exit code stays what the run found.
- * @param {import('../heap/report.js').HeapReport} report
+ * @param {import('../heap/report-data.js').HeapReport} report
  * @param {Record<string, unknown>} values
  * @param {NodeJS.WritableStream} out
  * @param {import('./main.js').Io} io

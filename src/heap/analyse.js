@@ -1,11 +1,11 @@
 // From three heap snapshots to the groups of objects that grow with load, each with what holds it.
 import { statSync } from 'node:fs'
 import { readHeapSnapshot } from './snapshot-reader.js'
-import { HeapGraph } from './graph.js'
+import { HeapGraph } from './snapshot-graph.js'
 import { retainerTree } from './retainers.js'
 import { groupSurvivors, liftSmallGroups, survivorsOf } from './survivors.js'
 import { Places } from './places.js'
-import { describeGroups } from './culprits.js'
+import { describeGroups } from './describe-groups.js'
 
 /**
  * A group grows with load when the growth phase left at least this many of its objects per 100 requests: one leaked
@@ -30,8 +30,8 @@ const MAX_CULPRITS = 10
 
 /**
  * @typedef {object} HeapAnalysis
- * @property {import('./culprits.js').Culprit[]} culprits groups that grow with load, most bytes first
- * @property {import('./culprits.js').Culprit[]} others groups that survived in too small a number to say they grow
+ * @property {import('./describe-groups.js').Culprit[]} culprits groups that grow with load, most bytes first
+ * @property {import('./describe-groups.js').Culprit[]} others groups that survived in too small a number to say they grow
  * @property {{ count: number, bytes: number }} survivors every object of the growth phase alive at the end
  * @property {{ minCount: number }} threshold
  * @property {SnapshotInfo[]} snapshots

@@ -22,7 +22,7 @@ import { SourceCache } from '../profile/sources.js'
 
 export class Places {
   /**
-   * @param {import('./graph.js').HeapGraph} graph
+   * @param {import('./snapshot-graph.js').HeapGraph} graph
    * @param {SourceCache} [scripts] the scripts as they ran (the run's copies of what loaders compiled in memory)
    */
   constructor (graph, scripts = new SourceCache()) {

@@ -14,7 +14,7 @@ export const NONE = 0xffffffff
  */
 
 /**
- * @param {import('./graph.js').HeapGraph} graph
+ * @param {import('./snapshot-graph.js').HeapGraph} graph
  * @returns {RetainerTree}
  */
 export function retainerTree (graph) {
@@ -76,7 +76,7 @@ export function retainerTree (graph) {
  * running when the snapshot was taken: `(Handle scope)`, `(Stack roots)`, and the roots C++ code registers while it
  * runs (JSON.stringify's map of the objects it is inside, for one). V8 12 and later call those `(Strong roots)` and
  * the isolate's fixed table `(Strong root list)`; V8 11 (Node 20) calls both `(Strong roots)`, the fixed table first.
- * @param {import('./graph.js').HeapGraph} graph
+ * @param {import('./snapshot-graph.js').HeapGraph} graph
  * @returns {Set<number>}
  */
 function deferredRoots (graph) {
@@ -92,7 +92,7 @@ function deferredRoots (graph) {
 
 /**
  * The children of the snapshot's `(GC roots)`, in the snapshot's order.
- * @param {import('./graph.js').HeapGraph} graph
+ * @param {import('./snapshot-graph.js').HeapGraph} graph
  * @returns {number[]}
  */
 function gcRoots (graph) {
@@ -109,7 +109,7 @@ function gcRoots (graph) {
 
 /**
  * Edge types that carry a name from the program: context variables, properties, elements.
- * @param {import('./graph.js').HeapGraph} graph
+ * @param {import('./snapshot-graph.js').HeapGraph} graph
  */
 function namedEdgeTypes (graph) {
   const named = new Uint8Array(graph.edgeTypes.length)

@@ -22,7 +22,7 @@ import { NONE } from './retainers.js'
  * V8 numbers objects as a snapshot first sees them and keeps their numbers across GCs (and moves) once a snapshot was
  * taken. The numbers are compared as sets, not as ranges: embedder (native) nodes get numbers of their own, far above
  * the objects'.
- * @param {import('./graph.js').HeapGraph} graph the third snapshot
+ * @param {import('./snapshot-graph.js').HeapGraph} graph the third snapshot
  * @param {Uint32Array} firstIds the first snapshot's node ids
  * @param {Uint32Array} secondIds the second snapshot's node ids
  * @returns {Uint8Array} 1 for a survivor, by node index
@@ -58,7 +58,7 @@ function has (sorted, value) {
 
 /**
  * Groups the survivors by their holder, largest first.
- * @param {import('./graph.js').HeapGraph} graph
+ * @param {import('./snapshot-graph.js').HeapGraph} graph
  * @param {import('./retainers.js').RetainerTree} tree
  * @param {Uint8Array} survivor
  * @returns {SurvivorGroup[]}
@@ -124,7 +124,7 @@ const LIFTS = 3
  * limiter that pushes each request into the array of its client, in an object keyed by client, leaks one object per
  * request over 5,000 arrays — 30 a holder, each too few to tell from the runtime settling, while 150,000 objects were
  * left in one object. Those groups are one, held by that object.
- * @param {import('./graph.js').HeapGraph} graph
+ * @param {import('./snapshot-graph.js').HeapGraph} graph
  * @param {import('./retainers.js').RetainerTree} tree
  * @param {SurvivorGroup[]} groups
  * @param {number} minCount what a group needs to grow with load
@@ -160,7 +160,7 @@ export function liftSmallGroups (graph, tree, groups, minCount) {
 /**
  * The program's object that holds a node: its retainer, past V8's containers (an object's property or element store,
  * a Map's hash table).
- * @param {import('./graph.js').HeapGraph} graph
+ * @param {import('./snapshot-graph.js').HeapGraph} graph
  * @param {import('./retainers.js').RetainerTree} tree
  * @param {number} n
  */
@@ -208,7 +208,7 @@ function isString (type) {
 
 /**
  * What a developer calls a node's kind: its constructor for an object, `Function` for a closure, `string`…
- * @param {import('./graph.js').HeapGraph} graph
+ * @param {import('./snapshot-graph.js').HeapGraph} graph
  * @param {number} n
  */
 export function constructorName (graph, n) {

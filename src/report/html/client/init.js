@@ -12,7 +12,7 @@ import { HEIGHT } from './plot.js'
 import { createReport } from './report.js'
 import { listenProfileDownloads } from './saved-profiles.js'
 
-/** @param {any} data what the page embeds (see src/report/html/doctor.js and compare.js) */
+/** @param {any} data what the page embeds (see src/report/html/doctor-page.js and compare-page.js) */
 export function init (data) {
   const r = createReport(data)
   listenViewSelect(r)

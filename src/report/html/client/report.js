@@ -10,7 +10,7 @@ import { defaultView } from './chart-specs.js'
 
 /**
  * @typedef {object} Report
- * @property {any} data what the page embeds (see src/report/html/doctor.js and compare.js)
+ * @property {any} data what the page embeds (see src/report/html/doctor-page.js and compare-page.js)
  * @property {boolean} compare two runs side by side
  * @property {Chart[]} charts
  * @property {HTMLElement} host where the charts go

@@ -33,7 +33,7 @@ const ABOVE_HOLDER = 4
  */
 
 /**
- * @param {import('./graph.js').HeapGraph} graph
+ * @param {import('./snapshot-graph.js').HeapGraph} graph
  * @param {import('./retainers.js').RetainerTree} tree
  * @param {import('./survivors.js').SurvivorGroup[]} groups
  * @param {import('./places.js').Places} places
@@ -117,7 +117,7 @@ function functionOf (r) {
 
 /**
  * The shortest retainer path of a node, from it outwards, with V8's containers folded into their owner's step.
- * @param {import('./graph.js').HeapGraph} graph
+ * @param {import('./snapshot-graph.js').HeapGraph} graph
  * @param {import('./retainers.js').RetainerTree} tree
  * @param {number} node
  * @returns {Step[]}
@@ -156,7 +156,7 @@ function pathOf (graph, tree, node) {
 }
 
 /**
- * @param {import('./graph.js').HeapGraph} graph
+ * @param {import('./snapshot-graph.js').HeapGraph} graph
  * @param {import('./places.js').Places} places
  * @param {Step} step
  * @param {Set<number>} contexts

@@ -16,8 +16,8 @@ import { analyseSnapshots } from './analyse.js'
  * @property {string} runDir
  * @property {boolean} interrupted
  * @property {{ category: 'target-failed' | 'load-failed', detail: string, stderr: string[] } | null} failure
- * @property {import('./culprits.js').Culprit[]} culprits
- * @property {import('./culprits.js').Culprit[]} others groups that survived, too few to say they grow
+ * @property {import('./describe-groups.js').Culprit[]} culprits
+ * @property {import('./describe-groups.js').Culprit[]} others groups that survived, too few to say they grow
  * @property {{ count: number, bytes: number } | null} survivors
  * @property {{ minCount: number } | null} threshold
  * @property {{ phases: { name: string, requests: number, duration: number, failed: string | null }[], growthRequests: number }} load

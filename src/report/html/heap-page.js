@@ -1,7 +1,7 @@
 // `hotpath heap`'s HTML page: the verdict, then each growing group with its retainer path as a chain from the leaked
 // object up to the name that holds it. Self-contained (no script, no external file): it opens from a CI artifact.
 import { basename } from 'node:path'
-import { formatBytes, shortFile } from './words.js'
+import { formatBytes, shortFile } from '../heap-text.js'
 
 /** @param {unknown} text */
 function esc (text) {
@@ -11,7 +11,7 @@ function esc (text) {
 const number = new Intl.NumberFormat('en-US')
 
 /**
- * @param {import('./report.js').HeapReport} report
+ * @param {import('../../heap/report-data.js').HeapReport} report
  * @param {string} cwd
  * @returns {string}
  */
@@ -55,7 +55,7 @@ Target: <code>${esc(report.target.join(' '))}</code>, hotpath ${esc(report.versi
 
 /**
  * Where the survivors were allocated, and a link to the flame graph page beside this one.
- * @param {import('./report.js').HeapReport} report
+ * @param {import('../../heap/report-data.js').HeapReport} report
  * @param {string} cwd
  */
 function allocationsSection (report, cwd) {

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 /** Bytes of survivors that are worth a warning even when no group of them is large enough to grow with load. */
 const SPREAD_BYTES = 5 * 1024 * 1024
 
-/** @typedef {import('./culprits.js').Culprit} Culprit */
+/** @typedef {import('../heap/describe-groups.js').Culprit} Culprit */
 
 const number = new Intl.NumberFormat('en-US')
 
@@ -54,7 +54,7 @@ function describe (c, cwd, verb = 'is kept') {
 
 /**
  * The first line: what the run found, or why it did not measure what was asked.
- * @param {import('./report.js').HeapReport} report
+ * @param {import('../heap/report-data.js').HeapReport} report
  * @param {string} cwd
  */
 export function verdictLine (report, cwd) {
@@ -75,7 +75,7 @@ export function verdictLine (report, cwd) {
 
 /**
  * The whole terminal text.
- * @param {import('./report.js').HeapReport} report
+ * @param {import('../heap/report-data.js').HeapReport} report
  * @param {string} cwd
  */
 export function formatHeapReport (report, cwd) {
