@@ -8,7 +8,7 @@
 /** @typedef {import('./experiments.js').ExperimentPlan} ExperimentPlan */
 /** @typedef {import('./experiments.js').Experiment} Experiment */
 /** @typedef {import('./experiments.js').TriedValue} TriedValue */
-/** @typedef {import('../run/experiment-phase.js').PhaseRecord} PhaseRecord */
+/** @typedef {import('../run/phases/experiment-phase.js').PhaseRecord} PhaseRecord */
 
 /**
  * A variable that may set an agent's limit.

@@ -21,7 +21,7 @@ const PHASES_ALPHA = 0.05
  * of the server differ (a t-test on one figure a phase). A fresh process's speed varies from one start to the next more
  * than its seconds do, which the first test cannot see; and where it varies by a fifth, two candidate phases fall
  * beyond their three baselines by chance about two times in fifteen, which the second cannot rule out.
- * @param {import('../run/experiment-phase.js').PhaseRecord[]} phases in the order run: baseline, candidate, baseline…
+ * @param {import('../run/phases/experiment-phase.js').PhaseRecord[]} phases in the order run: baseline, candidate, baseline…
  * @param {string} value
  * @param {boolean} fixedRate the load sent at a fixed rate: the gain is in latency, not in requests/s
  * @returns {TriedValue}
@@ -49,7 +49,7 @@ export function judgeValue (phases, value, fixedRate) {
   if (((rps.verdict === 'better' && p99.verdict !== 'worse') || (p99.verdict === 'better' && rps.verdict !== 'worse')) && phased === 'better') verdict = 'better'
   else if ((rps.verdict === 'worse' || p99.verdict === 'worse') && phased === 'worse') verdict = 'worse'
   else if (rps.verdict === 'unknown' && p99.verdict === 'unknown') verdict = 'unknown'
-  const gauge = (/** @type {(g: import('../run/experiment-gauge.js').Gauge) => number} */ pick) => {
+  const gauge = (/** @type {(g: import('../run/phases/gauge-readings.js').Gauge) => number} */ pick) => {
     const ga = a.flatMap(p => p.gauge ? [pick(p.gauge)] : [])
     const gb = b.flatMap(p => p.gauge ? [pick(p.gauge)] : [])
     return ga.length > 0 && gb.length > 0 ? { baseline: meanOf(ga), candidate: meanOf(gb) } : null
@@ -61,8 +61,8 @@ export function judgeValue (phases, value, fixedRate) {
 /**
  * Whether the candidate's phases did better or worse than the baseline's, each phase one figure (requests/s under a
  * closed-loop load, p99 at a fixed rate), beyond the spread between phases of either arm.
- * @param {import('../run/experiment-phase.js').PhaseRecord[]} a baseline phases
- * @param {import('../run/experiment-phase.js').PhaseRecord[]} b candidate phases
+ * @param {import('../run/phases/experiment-phase.js').PhaseRecord[]} a baseline phases
+ * @param {import('../run/phases/experiment-phase.js').PhaseRecord[]} b candidate phases
  * @param {boolean} fixedRate
  * @returns {'better' | 'worse' | 'same'}
  */
@@ -75,12 +75,12 @@ function phasesApart (a, b, fixedRate) {
 /**
  * Whether every candidate phase did better (or every one worse) than each baseline phase run just before and after it:
  * requests/s under a closed-loop load, p99 at a fixed rate.
- * @param {import('../run/experiment-phase.js').PhaseRecord[]} phases
+ * @param {import('../run/phases/experiment-phase.js').PhaseRecord[]} phases
  * @param {boolean} fixedRate
  * @returns {'better' | 'worse' | 'mixed'}
  */
 function bracketed (phases, fixedRate) {
-  const good = (/** @type {import('../run/experiment-phase.js').PhaseRecord} */ p) => phaseFigure(p, fixedRate)
+  const good = (/** @type {import('../run/phases/experiment-phase.js').PhaseRecord} */ p) => phaseFigure(p, fixedRate)
   let better = true
   let worse = true
   phases.forEach((p, k) => {
@@ -96,7 +96,7 @@ function bracketed (phases, fixedRate) {
 
 /**
  * A phase's figure, higher better: requests/s under a closed-loop load, p99 (negated) at a fixed rate.
- * @param {import('../run/experiment-phase.js').PhaseRecord} p
+ * @param {import('../run/phases/experiment-phase.js').PhaseRecord} p
  * @param {boolean} fixedRate
  */
 function phaseFigure (p, fixedRate) {
@@ -148,7 +148,7 @@ export function experimentVerdict (tried, chosen) {
 
 /**
  * Several phases' loads as one result for compareResults: their seconds together, their latencies merged.
- * @param {import('../run/experiment-phase.js').PhaseRecord[]} phases
+ * @param {import('../run/phases/experiment-phase.js').PhaseRecord[]} phases
  * @returns {import('../load/result.js').LoadResult}
  */
 function pooled (phases) {

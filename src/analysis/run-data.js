@@ -191,7 +191,7 @@ function readRetainers (dir) {
 }
 
 /**
- * The heap samples doctor takes after the window (src/run/memory-phases.js) belong to the loaded process's main
+ * The heap samples doctor takes after the window (src/run/phases/memory-phases.js) belong to the loaded process's main
  * thread: run.json names them, its probe's log does not.
  * @param {RunData} data
  */

@@ -3,7 +3,7 @@
 // that the agent takes requests, and the limit the gauge reads on the agent names the variable it came from. A start
 // that tells nothing (the server does not start with one of them set, or never calls out) is split in two.
 import { agentRecord, discoveryGroups, distinctValues, readStart, resolvedPlan, splitGroup } from '../analysis/agent-limits.js'
-import { runPhase } from '../run/experiment-phase.js'
+import { runPhase } from '../run/phases/experiment-phase.js'
 
 /** @typedef {import('../analysis/experiments.js').ExperimentPlan} ExperimentPlan */
 /** @typedef {import('../analysis/experiments.js').Experiment} Experiment */
@@ -19,7 +19,7 @@ const START_MS = 4000
 
 /**
  * @param {ExperimentPlan} plan an agent's limit as the code sets it, with the variables that may set it instead
- * @param {import('../run/experiment-phase.js').PhaseOptions} o
+ * @param {import('../run/phases/experiment-phase.js').PhaseOptions} o
  * @param {{ budgetMs: number, began: number, status: (line: string) => void }} run
  * @returns {Promise<{ plan: ExperimentPlan } | { record: Experiment }>} the experiment on the variable found, or
  *   what was found instead (the limit is in the code, the starts could not tell, no time was left)

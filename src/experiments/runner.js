@@ -1,17 +1,17 @@
 // doctor's experiments: after the diagnosed run, the target is started afresh for short phases that alternate a
 // baseline with a candidate setting (node flags in NODE_OPTIONS, or environment variables), each warmed up and then
-// loaded as doctor loaded it. This is the loop between two layers: each phase is run (src/run/experiment-phase.js),
+// loaded as doctor loaded it. This is the loop between two layers: each phase is run (src/run/phases/experiment-phase.js),
 // judged (src/analysis/experiment-judging.js), and the judgement picks the next phase — so it lives above both.
-import { runPhase, WARMUP_SECONDS } from '../run/experiment-phase.js'
+import { runPhase, WARMUP_SECONDS } from '../run/phases/experiment-phase.js'
 import { semiSpaceLadder, variantOf } from '../analysis/experiments.js'
 import { chooseValue, experimentVerdict, judgeValue, stopAfter } from '../analysis/experiment-judging.js'
 import { withAgentFigures } from '../analysis/agent-limits.js'
 import { findLimitVariable } from './limit-variable.js'
 
-/** @typedef {import('../run/experiment-phase.js').Variant} Variant */
-/** @typedef {import('../run/experiment-phase.js').PhaseRecord} PhaseRecord */
-/** @typedef {import('../run/experiment-phase.js').PhaseOptions} PhaseOptions */
-/** @typedef {import('../run/experiment-gauge.js').Gauge} Gauge */
+/** @typedef {import('../run/phases/experiment-phase.js').Variant} Variant */
+/** @typedef {import('../run/phases/experiment-phase.js').PhaseRecord} PhaseRecord */
+/** @typedef {import('../run/phases/experiment-phase.js').PhaseOptions} PhaseOptions */
+/** @typedef {import('../run/phases/gauge-readings.js').Gauge} Gauge */
 
 /**
  * Phases per value: baseline, candidate, baseline, candidate, baseline — each candidate between two baselines, so that

@@ -1,4 +1,4 @@
-// What keeps a leak, for doctor: the three heap snapshots its run took after the load (run/retainer-phases.js),
+// What keeps a leak, for doctor: the three heap snapshots its run took after the load (run/phases/retainer-phases.js),
 // analysed as hotpath heap analyses its own, into retainers.json — which the diagnosis reads — and then removed.
 import { existsSync, readFileSync } from 'node:fs'
 import { rm, writeFile } from 'node:fs/promises'

@@ -1,6 +1,6 @@
 // The profiles of one load window in one thread: a CPU profile (of all the window, or of the slice hotpath asks for)
 // and, on the main thread, V8's GC trace events; written to the run directory when the load stops, or at once when the
-// process exits during it. The heap is sampled after the window, in phases of its own (src/run/memory-phases.js), where
+// process exits during it. The heap is sampled after the window, in phases of its own (src/run/phases/memory-phases.js), where
 // its cost moves no figure.
 
 import { writeFileSync } from 'node:fs'

@@ -3,13 +3,13 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { load } from '../load/load.js'
 import { VERSION } from '../version.js'
-import { listeningUrl, TargetProcess } from './target-process.js'
+import { listeningUrl, TargetProcess } from './target/target-process.js'
 import { clearRunThatMeasuredNothing, freshRunDir } from './run-dir.js'
 import { EVENT_LOG, eventLogs } from '../run-files.js'
-import { attachedTarget, inspectProcess } from './attach.js'
-import { hostNow, hostUseSince } from './host-use.js'
-import { planMemoryPhases, recordMemoryPhases } from './memory-phases.js'
-import { recordRetainers, retainerPhaseSeconds, retainerSeconds } from './retainer-phases.js'
+import { attachedTarget, inspectProcess } from './target/attach.js'
+import { hostNow, hostUseSince } from './host/host-use.js'
+import { planMemoryPhases, recordMemoryPhases } from './phases/memory-phases.js'
+import { recordRetainers, retainerPhaseSeconds, retainerSeconds } from './phases/retainer-phases.js'
 import { COMMAND, MESSAGE } from '../probe-protocol.js'
 
 /**
@@ -33,7 +33,7 @@ import { COMMAND, MESSAGE } from '../probe-protocol.js'
  * @property {AbortSignal} [signal] aborting ends the load early; the run is still recorded
  * @property {(message: string) => void} [status] progress lines for a terminal
  * @property {(bin: import('../load/recorder.js').Bin) => void} [onBin]
- * @property {Omit<import('./memory-phases.js').MemoryPhaseOptions, 'heapInterval'> | null} [memory] the heap phases
+ * @property {Omit<import('./phases/memory-phases.js').MemoryPhaseOptions, 'heapInterval'> | null} [memory] the heap phases
  *   after the window (allocation samples, retainer snapshots), when its figures ask for them; null: none
  * @property {(line: string) => void} [notice] a line for a person that is not progress (a directory's files replaced)
  * @property {(record: RunRecord) => Promise<void>} [onVerdict] when the heap snapshots are asked for after the window:
@@ -59,9 +59,9 @@ import { COMMAND, MESSAGE } from '../probe-protocol.js'
  * @property {boolean} aborted the user stopped the run early
  * @property {string[]} stderr the target's last lines of stderr (or stdout)
  * @property {{ interval: number, profileInterval: number, heapInterval: number, profileSlice?: { from: number, seconds: number } | null }} probe
- * @property {import('./retainer-phases.js').RetainerRecord} [retainers] the heap snapshots taken after the load
- * @property {import('./allocation-phases.js').AllocationRecord} [allocations] the heap samples taken after the load
- * @property {{ cores: number, busyMs: number, ownCpuMs: number, model: string, platform: string, release: string, arch: string, memory: number, processes?: import('./processes.js').ProcessCpu[] }} host
+ * @property {import('./phases/retainer-phases.js').RetainerRecord} [retainers] the heap snapshots taken after the load
+ * @property {import('./phases/allocation-phases.js').AllocationRecord} [allocations] the heap samples taken after the load
+ * @property {{ cores: number, busyMs: number, ownCpuMs: number, model: string, platform: string, release: string, arch: string, memory: number, processes?: import('./host/processes.js').ProcessCpu[] }} host
  *   the machine, and what its other processes used during the window (a database the target waits on among them)
  *   the machine, and the CPU it and hotpath itself (with its load threads) used during the load window: what other
  *   processes took is the rest minus the target's
@@ -126,7 +126,7 @@ function writeFailedRecord (runDir, target, startedAt, err) {
 /**
  * @param {RunOptions} options
  * @param {string} runDir
- * @param {TargetProcess | import('./attach.js').AttachedTarget} target
+ * @param {TargetProcess | import('./target/attach.js').AttachedTarget} target
  * @param {number} startedAt
  * @returns {Promise<RunRecord>}
  */
@@ -309,7 +309,7 @@ async function settle (target, port) {
 
 /**
  * Collects one acknowledgement per probe connected now.
- * @param {import('./channel.js').ProbeChannel} channel
+ * @param {import('./target/probe-channel.js').ProbeChannel} channel
  * @param {typeof MESSAGE.STARTED | typeof MESSAGE.STOPPED} type
  */
 function expectAcks (channel, type) {
@@ -319,11 +319,11 @@ function expectAcks (channel, type) {
   const finished = new Promise(resolve => { done = () => resolve(undefined) })
   /** @type {any[]} */
   const messages = []
-  const onMessage = (/** @type {any} */ message, /** @type {import('./channel.js').Peer} */ peer) => {
+  const onMessage = (/** @type {any} */ message, /** @type {import('./target/probe-channel.js').Peer} */ peer) => {
     if (message?.type === type) messages.push(message)
     if (message?.type === type && waiting.delete(peer) && waiting.size === 0) done()
   }
-  const onGone = (/** @type {import('./channel.js').Peer} */ peer) => {
+  const onGone = (/** @type {import('./target/probe-channel.js').Peer} */ peer) => {
     if (waiting.delete(peer) && waiting.size === 0) done()
   }
   channel.on('message', onMessage)

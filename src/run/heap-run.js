@@ -5,11 +5,11 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { load } from '../load/load.js'
 import { TargetError, UsageError } from '../errors.js'
-import { TargetProcess, describeExit, listeningUrl } from './target-process.js'
+import { TargetProcess, describeExit, listeningUrl } from './target/target-process.js'
 import { otherHttpPorts } from '../other-ports.js'
 import { parseTarget } from '../load/target.js'
 import { freshRunDir } from './run-dir.js'
-import { attachedTarget, inspectProcess } from './attach.js'
+import { attachedTarget, inspectProcess } from './target/attach.js'
 import { COMMAND, MESSAGE } from '../probe-protocol.js'
 
 export const PHASES = /** @type {const} */ (['warm-up', 'growth', 'settle'])
@@ -127,7 +127,7 @@ export async function recordHeapRun (options) {
  * The probe of the process that listens (its main thread): the one whose heap holds the server's objects.
  * @param {TargetProcess} target
  * @param {number} pid
- * @returns {Promise<import('./channel.js').Peer | null>}
+ * @returns {Promise<import('./target/probe-channel.js').Peer | null>}
  */
 export async function probeOf (target, pid) {
   // Its hello is sent before the server listens; a moment covers a socket that connected late.
@@ -154,7 +154,7 @@ export async function runPhase (name, options, url, signal) {
 /**
  * Asks the probe for a snapshot and waits for it to be written.
  * @param {TargetProcess} target
- * @param {import('./channel.js').Peer} peer
+ * @param {import('./target/probe-channel.js').Peer} peer
  * @param {string} name
  * @param {string} runDir
  * @param {number} timeout seconds
@@ -178,7 +178,7 @@ const ENDED_EARLY = 'the run ended before the settle phase'
  * Starts or stops the allocation sampling of the growth and settle phases. The flame graph is a by-product: when the
  * probe cannot take it, the run goes on and says why there is none.
  * @param {TargetProcess} target
- * @param {import('./channel.js').Peer} peer
+ * @param {import('./target/probe-channel.js').Peer} peer
  * @param {HeapRunRecord} record
  * @param {'start' | 'stop'} what
  */
@@ -197,7 +197,7 @@ async function sampleAllocations (target, peer, record, what) {
 /**
  * Sends the probe a command and waits for its reply of the given type.
  * @param {TargetProcess} target
- * @param {import('./channel.js').Peer} peer
+ * @param {import('./target/probe-channel.js').Peer} peer
  * @param {import('../probe-protocol.js').ProbeCommand & { name?: string }} command
  * @param {import('../probe-protocol.js').ProbeMessage['type']} replyType
  * @param {number} timeout seconds

@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs'
-import { listeningOn, socketInodes } from './proc-info.js'
+import { listeningOn, socketInodes } from '../target/proc-info.js'
 
 /**
  * @typedef {object} ProcessCpu one process of the machine and the CPU it used during the load window

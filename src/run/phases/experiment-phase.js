@@ -3,11 +3,11 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { load } from '../load/load.js'
-import { readGauge } from './experiment-gauge.js'
-import { listeningUrl, TargetProcess, describeExit } from './target-process.js'
+import { load } from '../../load/load.js'
+import { readGauge } from './gauge-readings.js'
+import { listeningUrl, TargetProcess, describeExit } from '../target/target-process.js'
 
-const GAUGE = new URL('../probe/experiment-gauge.js', import.meta.url).href
+const GAUGE = new URL('../../probe/experiment-gauge.js', import.meta.url).href
 /** Seconds of load before each phase measures: the target was just started, and its first requests compile code. */
 export const WARMUP_SECONDS = 1
 
@@ -21,18 +21,18 @@ export const WARMUP_SECONDS = 1
  * @typedef {object} PhaseRecord
  * @property {'baseline' | 'candidate'} arm
  * @property {string} value the candidate's value ('' for the baseline)
- * @property {import('../load/result.js').LoadResult | null} result the measured load (warm-up excluded)
+ * @property {import('../../load/result.js').LoadResult | null} result the measured load (warm-up excluded)
  * @property {Gauge | null} gauge what the target's processes said of themselves during the measured load
  * @property {string | null} failed why the phase measured nothing (the target did not start, the load failed)
  * @property {number} ms the phase's wall time, start of the target to its stop
  */
 
-/** @typedef {import('./experiment-gauge.js').Gauge} Gauge */
+/** @typedef {import('./gauge-readings.js').Gauge} Gauge */
 
 /**
  * @typedef {object} PhaseOptions
  * @property {string[]} command
- * @property {Omit<import('../load/load.js').LoadOptions, 'url'>} load doctor's load
+ * @property {Omit<import('../../load/load.js').LoadOptions, 'url'>} load doctor's load
  * @property {string} path
  * @property {number} [port]
  * @property {number} listenTimeout seconds

@@ -4,14 +4,14 @@
 import { chownSync, readFileSync, readlinkSync } from 'node:fs'
 import { basename } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { TargetError, UsageError } from '../errors.js'
+import { TargetError, UsageError } from '../../errors.js'
 import { connectInspector, inspectorTargets } from './inspector-client.js'
 import { alive, inspectorFlags, listeningOn, socketInodes } from './proc-info.js'
 import { TargetProcess } from './target-process.js'
-import { COMMAND, MESSAGE } from '../probe-protocol.js'
+import { COMMAND, MESSAGE } from '../../probe-protocol.js'
 
-const LOADER = fileURLToPath(new URL('../probe/attach-loader.cjs', import.meta.url))
-const ENTRY = new URL('../probe/attach-entry.js', import.meta.url).href
+const LOADER = fileURLToPath(new URL('../../probe/attach-loader.cjs', import.meta.url))
+const ENTRY = new URL('../../probe/attach-entry.js', import.meta.url).href
 /** ms the target is given to open its inspector after the signal, and to close it after the install */
 const INSPECTOR_WAIT = 5000
 

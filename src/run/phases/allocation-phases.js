@@ -5,8 +5,8 @@
 // samples every allocation, collected or not (`allocations`); when the window left megabytes alive, what survives is
 // sampled (`retained`): through the retainer phases' loads when they run (retainer-phases.js), else in a load of its
 // own. What these phases cost the server is in none of the run's figures: the window is over.
-import { ask, probeOf, runPhase } from './heap-run.js'
-import { COMMAND, MESSAGE } from '../probe-protocol.js'
+import { ask, probeOf, runPhase } from '../heap-run.js'
+import { COMMAND, MESSAGE } from '../../probe-protocol.js'
 
 /**
  * Seconds a phase loads at most: thousands of samples at the default interval for a server GC keeps busy, and short,
@@ -30,12 +30,12 @@ const RETAINED_INTERVAL = 8 * 1024
  */
 
 /**
- * @param {import('./target-process.js').TargetProcess} target
+ * @param {import('../target/target-process.js').TargetProcess} target
  * @param {object} o
  * @param {SampleKind[]} o.kinds
  * @param {number} o.pid
  * @param {string} o.url
- * @param {Omit<import('../load/load.js').LoadOptions, 'url'>} o.load doctor's load, shortened
+ * @param {Omit<import('../../load/load.js').LoadOptions, 'url'>} o.load doctor's load, shortened
  * @param {number} o.interval bytes between heap samples
  * @param {AbortSignal} o.signal
  * @returns {Promise<AllocationRecord>}
@@ -70,8 +70,8 @@ export async function recordAllocations (target, o) {
 /**
  * Starts or stops the probe's heap sampling in the loaded process's main thread; a stop writes the profile under the
  * name the thread's own would have (`heap-<kind>-<pid>-0.heapprofile`) and returns it. Throws when the probe cannot.
- * @param {import('./target-process.js').TargetProcess} target
- * @param {import('./channel.js').Peer} peer
+ * @param {import('../target/target-process.js').TargetProcess} target
+ * @param {import('../target/probe-channel.js').Peer} peer
  * @param {'start' | 'stop'} what
  * @param {{ kind: SampleKind, interval: number, pid: number }} o
  * @returns {Promise<string>}

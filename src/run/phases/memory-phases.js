@@ -61,13 +61,13 @@ export function planMemoryPhases (o) {
 
 /**
  * The allocation samples the plan asks for, before the verdict.
- * @param {import('./target-process.js').TargetProcess} target
+ * @param {import('../target/target-process.js').TargetProcess} target
  * @param {object} o
  * @param {MemoryPlan} o.plan
  * @param {number} o.heapInterval
  * @param {{ pid: number }} o.listening
  * @param {string} o.url
- * @param {Omit<import('../load/load.js').LoadOptions, 'url'>} o.load
+ * @param {Omit<import('../../load/load.js').LoadOptions, 'url'>} o.load
  * @param {AbortSignal} o.signal aborting skips what is left (Ctrl-C after the window)
  * @param {(message: string) => void} o.status
  * @returns {Promise<{ allocations?: import('./allocation-phases.js').AllocationRecord }>}

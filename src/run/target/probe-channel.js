@@ -3,8 +3,8 @@ import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { EventEmitter } from 'node:events'
-import { onJsonLines } from '../ndjson.js'
-import { MESSAGE } from '../probe-protocol.js'
+import { onJsonLines } from '../../ndjson.js'
+import { MESSAGE } from '../../probe-protocol.js'
 
 /**
  * hotpath's end of the probe channel: a unix socket in a private temporary directory. Each probe (one per process and
@@ -42,7 +42,7 @@ export class ProbeChannel extends EventEmitter {
     })
   }
 
-  /** @param {import('../probe-protocol.js').ProbeCommand} message */
+  /** @param {import('../../probe-protocol.js').ProbeCommand} message */
   broadcast (message) {
     for (const peer of this.peers) peer.send(message)
   }
@@ -63,7 +63,7 @@ export class Peer {
     this.hello = null
   }
 
-  /** @param {import('../probe-protocol.js').ProbeCommand} message */
+  /** @param {import('../../probe-protocol.js').ProbeCommand} message */
   send (message) {
     if (!this.socket.destroyed) this.socket.write(JSON.stringify(message) + '\n')
   }

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process'
 import net from 'node:net'
-import { ProbeChannel } from './channel.js'
-import { TargetError, UsageError } from '../errors.js'
-import { MESSAGE } from '../probe-protocol.js'
+import { ProbeChannel } from './probe-channel.js'
+import { TargetError, UsageError } from '../../errors.js'
+import { MESSAGE } from '../../probe-protocol.js'
 
-const PRELOAD = new URL('../probe/preload.js', import.meta.url).href
+const PRELOAD = new URL('../../probe/preload.js', import.meta.url).href
 const TAIL_LINES = 30
 /** ms a target that listens on ports of other kinds is given to open an HTTP server, before those ports are tried. */
 const HTTP_GRACE = 1000

@@ -16,8 +16,8 @@ export function hostNow () {
 /**
  * The machine, and the CPU it, hotpath and other processes used since `start`.
  * @param {HostStart} start
- * @param {import('./target-process.js').TargetProcess} target
- * @returns {import('./doctor-run.js').RunRecord['host']}
+ * @param {import('../target/target-process.js').TargetProcess} target
+ * @returns {import('../doctor-run.js').RunRecord['host']}
  */
 export function hostUseSince (start, target) {
   const cpus = os.cpus()

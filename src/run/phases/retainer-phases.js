@@ -6,7 +6,7 @@
 // it from what it took; a heap they would not finish within it is not snapshotted, and the record says why.
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { probeOf, runPhase, snapshot } from './heap-run.js'
+import { probeOf, runPhase, snapshot } from '../heap-run.js'
 import { sampleHeap } from './allocation-phases.js'
 
 /** Seconds each phase loads at most: enough requests to tell a group that grows with them, short beside the run. */
@@ -63,18 +63,18 @@ export function retainerSeconds ({ heapBytes, growthBytesPerSecond, phaseSeconds
 
 /**
  * Seconds each of the two loads runs: half of doctor's load, between 1 and PHASE_SECONDS.
- * @param {Omit<import('../load/load.js').LoadOptions, 'url'>} load
+ * @param {Omit<import('../../load/load.js').LoadOptions, 'url'>} load
  */
 export function retainerPhaseSeconds (load) {
   return Math.max(1, Math.min(PHASE_SECONDS, (load.duration ?? PHASE_SECONDS) / 2))
 }
 
 /**
- * @param {import('./target-process.js').TargetProcess} target
+ * @param {import('../target/target-process.js').TargetProcess} target
  * @param {object} o
  * @param {number} o.pid the process whose heap is taken (the loaded one's main thread)
  * @param {string} o.url
- * @param {Omit<import('../load/load.js').LoadOptions, 'url'>} o.load doctor's load, shortened
+ * @param {Omit<import('../../load/load.js').LoadOptions, 'url'>} o.load doctor's load, shortened
  * @param {string} o.runDir
  * @param {NonNullable<import('./memory-phases.js').MemoryPlan['retainers']>} o.plan
  * @param {number} o.heapInterval bytes between heap samples of what survives (0: none)
