@@ -99,7 +99,7 @@ export const RECORD = /** @type {const} */ ({
  * A line of a probe's event log. Records are read back by src/analysis/run-events.js, which checks each field it
  * uses: a target killed mid-write leaves a line cut short, and a saved run may come from another version.
  * `sample` is the sampler's Sample (src/sampling/sampler.js) with the requests counted since the last; `waits` the
- * traced requests and the sites, resources and kinds they first named (src/sampling/waits.js); `gc-trace` the main
+ * traced requests and the sites, resources and kinds they first named (src/sampling/wait-tracer.js); `gc-trace` the main
  * thread's GC pauses as [start µs monotonic, duration µs, kind index]; `load-start` both clocks at one instant;
  * `hello`'s `rawStacks`: the stacks it writes are positions in the code that ran, for the analysis to map.
  * @typedef {{ type: typeof RECORD.HELLO, time: number, pid: number, ppid: number, threadId: number, argv: string[], execArgv: string[], cwd: string, node: string, heapLimit: number, role: string, rawStacks?: boolean, interval: number }

@@ -20,7 +20,7 @@ let browser
 let page
 /** @type {string} the same profile, with V8's "not optimised" reason on the listener's node */
 let deoptPage
-/** @type {import('../src/profile/culprits.js').Culprit[]} */
+/** @type {import('../src/profile/find-culprits.js').Culprit[]} */
 let culprits
 /** how many distinct functions named digest or update the profile has */
 let digestOrUpdate = 0

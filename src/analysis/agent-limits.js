@@ -3,7 +3,7 @@
 // whose absence the code may answer with its default — how a start of the server with them set to distinct values
 // says which one the limit follows, and what each value's phases say of the agent. Which variable it is is told by
 // what the runtime does, never by a name. The starts are run by src/experiments/limit-variable.js, the
-// phases by src/experiments/runner.js; docs/diagnosis.md says how.
+// phases by src/experiments/run-experiments.js; docs/diagnosis.md says how.
 
 /** @typedef {import('./experiments.js').ExperimentPlan} ExperimentPlan */
 /** @typedef {import('./experiments.js').Experiment} Experiment */

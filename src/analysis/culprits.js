@@ -1,3 +1,5 @@
+// The culprits of a verdict, as facts: the code to blame, with its share and where it runs. The same thing one layer
+// up, in words: src/report/words/culprits.js.
 import { appRootOf, displayPath } from './paths.js'
 import { allocationCulprits, cpuCulprits, threadOf } from './profile-culprits.js'
 import { THRESHOLDS } from './thresholds.js'

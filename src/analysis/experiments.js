@@ -1,6 +1,7 @@
 // doctor's experiments, as facts: which runtime settings a verdict calls for and the values worth trying (how a
 // candidate's phases are judged and which value to recommend: experiment-judging.js). The phases themselves are run
-// by src/experiments/runner.js; docs/diagnosis.md says how.
+// by src/experiments/run-experiments.js; docs/diagnosis.md says how. The same thing one layer up, in words
+// (src/report/words/experiments.js) and as the HTML report's section (src/report/html/experiments.js).
 import { freemem, totalmem } from 'node:os'
 import { dominantGc } from './rules.js'
 import { THRESHOLDS } from './thresholds.js'

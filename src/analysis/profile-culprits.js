@@ -3,7 +3,7 @@
 // the threads they were found in, hotpath's own probe left out).
 import { fileURLToPath } from 'node:url'
 import { buildProfile } from '../profile/model.js'
-import { findAllocationCulprits, findCulprits } from '../profile/culprits.js'
+import { findAllocationCulprits, findCulprits } from '../profile/find-culprits.js'
 import { displayPath } from './paths.js'
 import { dependenciesOf } from './wait-packages.js'
 import { readRunProfile, runSources } from './run-data.js'

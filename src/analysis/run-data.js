@@ -15,7 +15,7 @@ import { mapRunSites } from './run-sites.js'
  * @property {number} pid
  * @property {number} threadId 0 for a process's main thread
  * @property {Record<string, any>} hello what the probe said of itself (argv, role, node version…)
- * @property {(import('../sampling/sampler.js').Sample & { requests: import('../probe/requests.js').RequestStats[] })[]} samples
+ * @property {(import('../sampling/sampler.js').Sample & { requests: import('../probe/request-tracker.js').RequestStats[] })[]} samples
  * @property {{ time: number, port: number, address: string, http?: boolean }[]} listening every port the thread
  *   listened on (`http`: whether an HTTP server, in runs recorded since the probe said)
  * @property {any[]} listeners the latest listener-growth snapshot
@@ -50,8 +50,8 @@ import { mapRunSites } from './run-sites.js'
 
 /**
  * @typedef {object} WaitData
- * @property {import('../sampling/waits.js').WaitRecord[]} traces
- * @property {Map<number, import('../sampling/waits.js').WaitSite>} sites
+ * @property {import('../sampling/wait-tracer.js').WaitRecord[]} traces
+ * @property {Map<number, import('../sampling/wait-tracer.js').WaitSite>} sites
  * @property {Map<number, string[]>} resources [type, operation, target]
  * @property {Map<number, string>} kinds
  */

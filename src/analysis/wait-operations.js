@@ -35,7 +35,7 @@
 
 /**
  * Groups a traced request's spans into its waits.
- * @param {import('../sampling/waits.js').WaitRecord} trace
+ * @param {import('../sampling/wait-tracer.js').WaitRecord} trace
  * @param {WaitData} waits
  * @returns {Operation[]}
  */

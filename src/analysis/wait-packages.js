@@ -7,8 +7,8 @@ import { isAbsolute, resolve } from 'node:path'
 import { SourceCache } from '../profile/sources.js'
 import { displayPath } from './paths.js'
 
-/** @typedef {import('../sampling/waits.js').PackageFrame} PackageFrame */
-/** @typedef {import('../sampling/waits.js').WaitSite} WaitSite */
+/** @typedef {import('../sampling/wait-tracer.js').PackageFrame} PackageFrame */
+/** @typedef {import('../sampling/wait-tracer.js').WaitSite} WaitSite */
 
 /**
  * @typedef {object} PackagePath a wait's way through packages, and where the app put them on the request's path

@@ -1,8 +1,10 @@
+// Where the serving threads' traced requests waited, as facts. The same thing at two other layers: the tracer that
+// records the waits in the target (src/sampling/wait-tracer.js), and their words (src/report/words/waits.js).
 import { attribute, groupBy, operations } from './wait-operations.js'
-import { addToAcc, newAcc, summarize } from './wait-sites.js'
+import { addToAcc, newAcc, summarize } from './wait-site-totals.js'
 import { THRESHOLDS } from './thresholds.js'
 
-export { resourceName } from './wait-sites.js'
+export { resourceName } from './wait-site-totals.js'
 
 /** @typedef {import('./run-data.js').ThreadRecord} ThreadRecord */
 /** @typedef {import('./run-data.js').WaitData} WaitData */
@@ -71,9 +73,9 @@ export { resourceName } from './wait-sites.js'
  * @returns {WaitSignals}
  */
 export function computeWaits (threads, start, end, fallbackCwd) {
-  /** @type {Map<string, import('./wait-sites.js').Acc>} */
+  /** @type {Map<string, import('./wait-site-totals.js').Acc>} */
   const bySite = new Map()
-  /** @type {Map<string, { acc: import('./wait-sites.js').Acc, lines: Set<number> }>} */
+  /** @type {Map<string, { acc: import('./wait-site-totals.js').Acc, lines: Set<number> }>} */
   const bySequence = new Map()
   let traced = 0
   let totalMs = 0
@@ -95,7 +97,7 @@ export function computeWaits (threads, start, end, fallbackCwd) {
       }
       for (const [key, list] of groupBy(ops, lineOf)) {
         if (key === '') continue
-        const info = /** @type {import('../sampling/waits.js').WaitSite} */ (t.waits.sites.get(list[0].site))
+        const info = /** @type {import('../sampling/wait-tracer.js').WaitSite} */ (t.waits.sites.get(list[0].site))
         let acc = bySite.get(key)
         if (acc === undefined) {
           acc = newAcc(info, t, cwd)
@@ -138,7 +140,7 @@ export function computeWaits (threads, start, end, fallbackCwd) {
  * Round trips of one kind that a request makes one after another from several lines of one function (six lines that
  * each send the same SORT): each line takes a small part of the request, together most of it. They are one pattern,
  * as an N+1 from a loop is.
- * @param {Map<string, { acc: import('./wait-sites.js').Acc, lines: Set<number> }>} bySequence
+ * @param {Map<string, { acc: import('./wait-site-totals.js').Acc, lines: Set<number> }>} bySequence
  * @param {import('./wait-operations.js').Operation[]} ops one traced request's waits
  * @param {Map<import('./wait-operations.js').Operation, number>} shares ms of its time each wait took
  * @param {ThreadRecord} t
@@ -146,7 +148,7 @@ export function computeWaits (threads, start, end, fallbackCwd) {
  */
 function addSequences (bySequence, ops, shares, t, cwd) {
   const groups = groupBy(ops.filter(o => o.site >= 0 && o.trip >= 0 && !o.behind), (o) => {
-    const info = /** @type {import('../sampling/waits.js').WaitSite} */ (t.waits.sites.get(o.site))
+    const info = /** @type {import('../sampling/wait-tracer.js').WaitSite} */ (t.waits.sites.get(o.site))
     return info.packages !== undefined ? '' : `${info.file}|${info.function}|${(t.waits.resources.get(o.resource) ?? []).join('\u0000')}`
   })
   for (const [key, list] of groups) {
@@ -156,7 +158,7 @@ function addSequences (bySequence, ops, shares, t, cwd) {
     let q = bySequence.get(key)
     if (q === undefined) {
       const first = list.reduce((a, b) => ((t.waits.sites.get(a.site)?.line ?? 0) <= (t.waits.sites.get(b.site)?.line ?? 0) ? a : b))
-      q = { acc: newAcc(/** @type {import('../sampling/waits.js').WaitSite} */ (t.waits.sites.get(first.site)), t, cwd), lines: new Set() }
+      q = { acc: newAcc(/** @type {import('../sampling/wait-tracer.js').WaitSite} */ (t.waits.sites.get(first.site)), t, cwd), lines: new Set() }
       bySequence.set(key, q)
     }
     for (const l of lines) q.lines.add(l)

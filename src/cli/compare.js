@@ -1,3 +1,5 @@
+// `hotpath compare`: the command. The same thing one layer down: the figures judged against noise
+// (src/load/compare.js); the page is src/report/html/compare-page.js.
 import { stat, mkdir, writeFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'

@@ -7,7 +7,7 @@ import { UsageError } from '../errors.js'
 import { parseTry, plannedExperiments } from '../analysis/experiments.js'
 import { agentRecord } from '../analysis/agent-limits.js'
 import { computeSignals } from '../analysis/signals.js'
-import { plannedSeconds, runExperiments } from '../experiments/runner.js'
+import { plannedSeconds, runExperiments } from '../experiments/run-experiments.js'
 import { durationFlag } from './args.js'
 import { loadOptionsFromFlags } from './load-options.js'
 

@@ -5,7 +5,7 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { collapsedChunks } from '../profile/collapsed.js'
-import { findCulprits } from '../profile/culprits.js'
+import { findCulprits } from '../profile/find-culprits.js'
 import { buildHeapProfile, buildProfile } from '../profile/model.js'
 import { modelToPprof } from '../profile/pprof.js'
 import { flameHtmlChunks } from '../report/flame/html.js'
@@ -33,7 +33,7 @@ import { flameHtmlChunks } from '../report/flame/html.js'
  * @param {{ type: 'cpu', profiles: import('../profile/model.js').LabelledProfile[] } | { type: 'heap', profile: import('../profile/cpuprofile.js').SamplingHeapProfile }} captured
  *   CPU profiles (one per process or thread; labels matter only when there are several), or one heap profile
  * @param {WriteOptions} opts
- * @returns {Promise<{ files: WrittenFile[], model: import('../profile/model.js').ProfileModel, culprits: import('../profile/culprits.js').Culprit[] }>}
+ * @returns {Promise<{ files: WrittenFile[], model: import('../profile/model.js').ProfileModel, culprits: import('../profile/find-culprits.js').Culprit[] }>}
  */
 export async function writeProfileFiles (captured, opts) {
   const modelOpts = { appRoot: opts.appRoot, sourceMaps: opts.sourceMaps, ...(opts.sources ? { sources: opts.sources } : {}) }

@@ -1,3 +1,4 @@
+// `hotpath load`: the command and its flags. The same thing one layer down, as the load generator: src/load/load.js.
 import { writeFile } from 'node:fs/promises'
 import { TargetError, UsageError } from '../errors.js'
 import { load, preparePlan } from '../load/load.js'

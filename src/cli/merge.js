@@ -1,3 +1,4 @@
+// `hotpath merge`: the command. The same thing one layer down, adding results up: src/load/merge.js.
 import { writeFile } from 'node:fs/promises'
 import { UsageError } from '../errors.js'
 import { readResultFile } from '../load/result-file.js'

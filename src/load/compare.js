@@ -1,3 +1,5 @@
+// Two load results compared figure by figure, each change judged against the noise of the runs' seconds. The same
+// thing one layer up, as the command: src/cli/compare.js.
 import { mean, variance, welch } from '../stats.js'
 import { decodeHistogram } from './histogram.js'
 

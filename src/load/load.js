@@ -1,3 +1,5 @@
+// The load generator's entry: a plan from the options, then the threads that load and the result they make. The
+// same thing one layer up, as the command: src/cli/load.js.
 import net from 'node:net'
 import tls from 'node:tls'
 import { UsageError } from '../errors.js'

@@ -1,5 +1,5 @@
 // Adding results up: the shards of one run's threads, and results of runs made at the same time on several machines,
-// with the checks that refuse what must not be added.
+// with the checks that refuse what must not be added. The same thing one layer up, as the command: src/cli/merge.js.
 import { UsageError } from '../errors.js'
 import { encodeHistogram, mergeEncoded } from './histogram.js'
 import { buildResult, withMarks } from './result.js'

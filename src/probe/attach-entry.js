@@ -4,9 +4,9 @@
 import { existsSync } from 'node:fs'
 import net from 'node:net'
 import tls from 'node:tls'
-import { openChannel } from './channel.js'
+import { openChannel } from './hotpath-channel.js'
 import { Probe } from './probe.js'
-import { isHttpServer } from './requests.js'
+import { isHttpServer } from './request-tracker.js'
 import { unhookConnect } from '../sampling/connect-hook.js'
 import { COMMAND, MESSAGE } from '../probe-protocol.js'
 

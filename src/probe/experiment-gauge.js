@@ -1,5 +1,5 @@
 // Preloaded beside the listening reporter (preload.js) into each phase of doctor's experiments
-// (src/experiments/runner.js), never into the diagnosed run. It writes, four times a second, what an experiment weighs
+// (src/experiments/run-experiments.js), never into the diagnosed run. It writes, four times a second, what an experiment weighs
 // besides the load's figures: GC time so far, RSS, heap and the young generation's size — and, for an experiment on an
 // outgoing agent's pool (HOTPATH_EXPERIMENT_AGENTS), each agent's maxSockets and the requests that waited for a
 // socket, which say whether the limit followed the variable set (src/experiments/limit-variable.js). A baseline phase and a

@@ -5,8 +5,8 @@
 import net from 'node:net'
 import tls from 'node:tls'
 import { isMainThread, threadId } from 'node:worker_threads'
-import { openChannel } from './channel.js'
-import { isHttpServer } from './requests.js'
+import { openChannel } from './hotpath-channel.js'
+import { isHttpServer } from './request-tracker.js'
 import { COMMAND, MESSAGE } from '../probe-protocol.js'
 
 /** Set in the main thread's environment while the load runs, to the loaded port: worker threads made then copy it. */

@@ -4,6 +4,7 @@
 // require() (the CommonJS loader). Each sample goes to the outermost such function on its stack (a require that reads
 // its file synchronously is the require), and each cost to the app function that did it: the nearest app frame above,
 // at the line that makes the call — with the package the app called on the way, when the work happened inside one.
+// The same thing two layers up, in words: src/report/words/avoidable.js.
 import { callSites } from './call-sites.js'
 import { culpritContext } from './culprits/context.js'
 import { originalLine } from './culprits/frame-index.js'

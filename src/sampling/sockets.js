@@ -66,7 +66,7 @@ const STACKS_PER_OP = 3
 const STACKS_PER_ENDPOINT = 3
 
 /**
- * @typedef {object} TraceHooks what the wait tracer needs from client sockets (see waits.js)
+ * @typedef {object} TraceHooks what the wait tracer needs from client sockets (see wait-tracer.js)
  * @property {() => boolean} active whether it traces now: trips are timed only then
  * @property {() => any} onWrite called as a trip starts: what to remember of the traced request making it (or undefined)
  * @property {(trips: Trip[], count: number) => void} onRead called as a read completes trips, before the client sees

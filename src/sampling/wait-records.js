@@ -8,8 +8,8 @@ import { describe, tripOf, tripResource } from './wait-resources.js'
 
 /** @typedef {import('./wait-spans.js').Span} Span */
 /** @typedef {import('./wait-spans.js').Trace} Trace */
-/** @typedef {import('./waits.js').WaitRecord} WaitRecord */
-/** @typedef {import('./waits.js').WaitSite} WaitSite */
+/** @typedef {import('./wait-tracer.js').WaitRecord} WaitRecord */
+/** @typedef {import('./wait-tracer.js').WaitSite} WaitSite */
 
 /** A wait shorter than this is a hop between callbacks, not a wait (ms). */
 const MIN_WAIT = 0.02

@@ -5,14 +5,14 @@ import { parseFrame, isInternal, stackText } from './stack.js'
 import { packageName } from '../package-name.js'
 
 /** @typedef {import('./wait-spans.js').Span} Span */
-/** @typedef {import('./waits.js').WaitSite} WaitSite */
+/** @typedef {import('./wait-tracer.js').WaitSite} WaitSite */
 
 /** Frames kept per stack: deep enough to climb out of a driver's or ORM's frames to the app's call. */
 const STACK_FRAMES = 40
 /** Packages kept of a wait's way through its stack. */
 const MAX_PACKAGES = 8
 
-/** @typedef {import('./waits.js').PackageFrame} PackageFrame */
+/** @typedef {import('./wait-tracer.js').PackageFrame} PackageFrame */
 
 /**
  * The frames where a wait begins, captured but not formatted: V8 formats `stack` when it is first read, which the

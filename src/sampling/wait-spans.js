@@ -1,8 +1,8 @@
-// What the wait tracer (waits.js) keeps of a traced request as it runs: the marks it sets on async resources, and
+// What the wait tracer (wait-tracer.js) keeps of a traced request as it runs: the marks it sets on async resources, and
 // the spans its waits are kept as until it is written (wait-records.js).
 
 /** @typedef {import('./sockets.js').Trip} Trip */
-/** @typedef {import('./waits.js').WaitSite} WaitSite */
+/** @typedef {import('./wait-tracer.js').WaitSite} WaitSite */
 
 // On async resources while the tracer is on. CTX: the traced request a resource was created in. SPAN: the wait a
 // resource created in a traced request stands for. CAUSE: on a deferral (nextTick, setImmediate, queueMicrotask), the

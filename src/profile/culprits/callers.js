@@ -4,7 +4,7 @@
 import { callSites } from '../call-sites.js'
 import { originalLine } from './frame-index.js'
 
-/** @typedef {import('../culprits.js').CulpritCaller} CulpritCaller */
+/** @typedef {import('../find-culprits.js').CulpritCaller} CulpritCaller */
 
 /**
  * @param {number} f the culprit's frame

@@ -2,7 +2,7 @@
 // who made it run.
 import { culpritCallers } from './callers.js'
 
-/** @typedef {import('../culprits.js').Culprit} Culprit */
+/** @typedef {import('../find-culprits.js').Culprit} Culprit */
 /** @typedef {import('./resolved.js').Resolved} Resolved */
 
 /**
@@ -60,13 +60,13 @@ function describeCulprit (f, o, share, ctx, nearApp, viaApp, callLimit) {
  * @param {Resolved} o
  * @param {import('../model.js').ProfileModel} model
  * @param {number} callLimit
- * @returns {import('../culprits.js').CulpritCall[]}
+ * @returns {import('../find-culprits.js').CulpritCall[]}
  */
 function culpritCalls (o, model, callLimit) {
   const { frames } = model
   return [...o.calls].sort((a, b) => b[1].value - a[1].value).slice(0, callLimit).map(([c, { value, callLine }]) => {
     const callee = frames[c]
-    /** @type {import('../culprits.js').CulpritCall} */
+    /** @type {import('../find-culprits.js').CulpritCall} */
     const call = { function: callee.name, file: callee.file, line: callee.line, kind: callee.kind, share: value / model.total }
     if (callee.label) call.label = callee.label
     if (callLine !== undefined) call.callLine = callLine

@@ -1,5 +1,5 @@
 // What a page needs to show the flame graph: its stylesheet and its script, as text to inline. The HTML report embeds
-// the same component in a larger page with these.
+// the same component in a larger page with these: the same thing one layer up is src/report/html/assets.js.
 import { readFileSync } from 'node:fs'
 import { browserScript } from './browser-script.js'
 
@@ -8,7 +8,7 @@ import { browserScript } from './browser-script.js'
  * the order is for a stable page, not for correctness; init.js hands the entry point to the page.
  */
 const CLIENT = [
-  'dom.js', 'format.js', 'view-tree.js', 'graph.js', 'elements.js', 'colors.js', 'crumbs.js', 'draw.js', 'search.js',
+  'dom.js', 'labels.js', 'view-tree.js', 'graph.js', 'elements.js', 'colors.js', 'crumbs.js', 'draw.js', 'search.js',
   'zoom.js', 'pointer.js', 'header.js', 'table.js', 'toolbar.js', 'controller.js', 'init.js'
 ]
 

@@ -3,7 +3,7 @@ import { relative } from 'node:path'
 import { formatBytes, formatMs, formatPercent, placeText } from '../format.js'
 
 /**
- * @param {import('../../profile/culprits.js').Culprit[]} culprits
+ * @param {import('../../profile/find-culprits.js').Culprit[]} culprits
  * @param {{ total: number, unit: 'ms' | 'bytes', cwd?: string }} opts total: what shares are of
  * @returns {string}
  */

@@ -1,7 +1,7 @@
 // The flame graph's data: the model's call tree in columns of numbers (parents before children) and a frame table,
 // compact enough to inline a busy minute of profile in a page that opens in well under a second.
 import { KINDS } from '../../profile/classify.js'
-import { findCulprits } from '../../profile/culprits.js'
+import { findCulprits } from '../../profile/find-culprits.js'
 
 /**
  * @typedef {object} FlameData
@@ -42,7 +42,7 @@ const HOT_LINES = 5
 
 /**
  * @param {import('../../profile/model.js').ProfileModel} model
- * @param {{ culprits?: import('../../profile/culprits.js').Culprit[] }} [opts] culprits: as found by findCulprits
+ * @param {{ culprits?: import('../../profile/find-culprits.js').Culprit[] }} [opts] culprits: as found by findCulprits
  *   (default: the top 5 of this model)
  * @returns {FlameData}
  */
@@ -128,7 +128,7 @@ export function flameData (model, opts = {}) {
 }
 
 /**
- * @param {import('../../profile/culprits.js').Culprit} c
+ * @param {import('../../profile/find-culprits.js').Culprit} c
  * @returns {{ zoom?: FlameCulprit['zoom'] }}
  */
 function zoomOf (c) {

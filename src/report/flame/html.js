@@ -5,7 +5,7 @@ import { jsonChunks } from './json-chunks.js'
 
 /**
  * @param {import('../../profile/model.js').ProfileModel} model
- * @param {{ title?: string, culprits?: import('../../profile/culprits.js').Culprit[] }} [opts] culprits: already found
+ * @param {{ title?: string, culprits?: import('../../profile/find-culprits.js').Culprit[] }} [opts] culprits: already found
  *   (default: found here)
  * @returns {string} a complete HTML document
  */
@@ -17,7 +17,7 @@ export function renderFlameHtml (model, opts = {}) {
  * The page in pieces, for a file stream: the data of a profile with millions of nodes is longer than V8's longest
  * string, so it is never built as one.
  * @param {import('../../profile/model.js').ProfileModel} model
- * @param {{ title?: string, culprits?: import('../../profile/culprits.js').Culprit[] }} [opts]
+ * @param {{ title?: string, culprits?: import('../../profile/find-culprits.js').Culprit[] }} [opts]
  * @returns {Generator<string>}
  */
 export function * flameHtmlChunks (model, opts = {}) {

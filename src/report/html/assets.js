@@ -1,5 +1,6 @@
 // What a report page inlines: uPlot (the charting library, read from its package at report time), the flame graph
-// component, and the report's own stylesheet and script. Nothing is fetched when the page opens.
+// component, and the report's own stylesheet and script. Nothing is fetched when the page opens. The same thing one
+// layer down, for the flame graph component alone: src/report/flame/assets.js.
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { browserScript } from '../flame/browser-script.js'

@@ -1,5 +1,6 @@
 // The HTML report's section on doctor's experiments: each setting measured after the run, every value tried against
-// the baseline, and what came of it, in the words of the advice.
+// the baseline, and what came of it, in the words of the advice. The same thing as facts: src/analysis/experiments.js;
+// in words: src/report/words/experiments.js.
 import { esc, formatBytes, formatCount, formatMs, formatPercent, htmlTable } from './page.js'
 import { agentLine, experimentName, settingText, verdictLabel } from '../words/experiments.js'
 

@@ -4,7 +4,7 @@
 // frame match when the report zooms from one to the other.
 import { displayPath } from '../../analysis/paths.js'
 import { readRunProfile, runSources } from '../../analysis/run-data.js'
-import { findCulprits } from '../../profile/culprits.js'
+import { findCulprits } from '../../profile/find-culprits.js'
 import { buildHeapProfile, buildProfile } from '../../profile/model.js'
 import { flameData } from '../flame/data.js'
 

@@ -1,5 +1,6 @@
 // Work the request path need not do, in words: what the code does, where, what it costs, what to do instead and what
-// that gives (src/analysis/signals-avoidable.js has the facts).
+// that gives (src/analysis/signals-avoidable.js has the facts). The same thing two layers down, found on a profile's
+// stacks: src/profile/avoidable.js.
 import { formatMs, formatPercent, placeText } from '../format.js'
 
 /** @typedef {import('../../analysis/signals-avoidable.js').AvoidableSignal} AvoidableSignal */

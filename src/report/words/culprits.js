@@ -1,3 +1,4 @@
+// Why a culprit is blamed, in words. The same thing one layer down, as facts: src/analysis/culprits.js.
 import { placeText, formatBytes, formatMs, formatPercent } from '../format.js'
 import { viaPackages, waitCounts } from './waits.js'
 import { avoidableWhat } from './avoidable.js'

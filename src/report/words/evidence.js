@@ -1,3 +1,5 @@
+// The figures behind a verdict, in words: one row per figure against its threshold. The same thing one layer down, as
+// facts: src/analysis/evidence.js.
 import { placeText, formatBytes, formatMs, formatPercent } from '../format.js'
 import { waitCounts, whereWaited } from './waits.js'
 import { avoidableEvidence, polyfillEvidence } from './avoidable.js'

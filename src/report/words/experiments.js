@@ -1,5 +1,6 @@
 // doctor's experiments in words: what a setting measured against the baseline, as the terminal, the HTML report, the
-// JSON (`experiments[].summary`) and the advice say it.
+// JSON (`experiments[].summary`) and the advice say it. The same thing as facts: src/analysis/experiments.js; as the
+// HTML report's section: src/report/html/experiments.js.
 import { formatBytes, formatCount, formatMs, formatPercent } from '../format.js'
 import { AGENT_CAVEAT, AGENT_INSTEAD, agentFigures, agentNotRun, agentNow } from './experiments-agent.js'
 

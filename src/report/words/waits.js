@@ -1,3 +1,4 @@
+// Where requests waited, in words. The same thing one layer down, as facts: src/analysis/waits.js.
 import { placeText, formatMs, formatPercent } from '../format.js'
 
 /** @typedef {import('../../analysis/wait-line.js').WaitLine} WaitLine */

@@ -1,4 +1,6 @@
 /// <reference lib="dom" />
+// Making elements, in the flame graph component's script. The report page's script has its own, the same thing one
+// layer up (src/report/html/client/dom.js): each script is one scope of its own, joined from its own folder.
 /* global document */
 
 /**

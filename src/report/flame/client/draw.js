@@ -4,7 +4,7 @@
 // the boxes of the current zoom, with their labels, and records where each went for the pointer.
 /* global window, getComputedStyle */
 import { colorOf } from './colors.js'
-import { fmt, shortFile } from './format.js'
+import { fmt, shortFile } from './labels.js'
 import { renderCrumbs } from './crumbs.js'
 
 /** px: the height of a row of boxes */

@@ -3,7 +3,7 @@
 // click away from its place in the graph.
 /* global document */
 import { el } from './dom.js'
-import { KIND_LABEL, fmt, pct, shortFile } from './format.js'
+import { KIND_LABEL, fmt, pct, shortFile } from './labels.js'
 import { zoomToFunction } from './zoom.js'
 
 /** @param {any} data */

@@ -1,7 +1,8 @@
 /// <reference lib="dom" />
 // The flame graph component's entry point: window.HotpathFlame = { init(container, data, options) } → a controller
 // (docs/flame.md and controller.js). The parts are joined into one inline script by assets.js: no imports in the
-// page, no build step, no network.
+// page, no build step, no network. The same thing one layer up, for the report page that embeds the component:
+// src/report/html/client/init.js.
 /* global window, document, performance */
 import { controller } from './controller.js'
 import { draw } from './draw.js'

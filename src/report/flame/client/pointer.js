@@ -3,7 +3,7 @@
 // lines, why V8 did not optimise it); a click zooms to the box, or out of it when it is already the zoom.
 import { el } from './dom.js'
 import { draw, ROW } from './draw.js'
-import { KIND_LABEL, fmt, pct } from './format.js'
+import { KIND_LABEL, fmt, pct } from './labels.js'
 import { zoomTo } from './zoom.js'
 
 /** @param {import('./graph.js').Graph} g */

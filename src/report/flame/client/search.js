@@ -1,7 +1,7 @@
 // Search and focus: which frames match the search box (text, or /regex/) or a function focused from outside, and
 // what share of the profile runs under them. Boxes of other frames are drawn dimmed.
 import { draw } from './draw.js'
-import { pct } from './format.js'
+import { pct } from './labels.js'
 
 /** @param {import('./graph.js').Graph} g */
 export function applySearch (g) {

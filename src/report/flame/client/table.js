@@ -3,7 +3,7 @@
 // to where the function runs.
 /* global document */
 import { el } from './dom.js'
-import { fmt, pct, shortFile } from './format.js'
+import { fmt, pct, shortFile } from './labels.js'
 import { zoomToFunction } from './zoom.js'
 
 /** @param {import('./graph.js').Graph} g */

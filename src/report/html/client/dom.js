@@ -1,4 +1,6 @@
 /// <reference lib="dom" />
+// Making elements, in the report page's script. The flame graph component's script has its own, the same thing one
+// layer down (src/report/flame/client/dom.js): each script is one scope of its own, joined from its own folder.
 /* global document */
 
 /**

@@ -1,7 +1,8 @@
 /// <reference lib="dom" />
 // The report in the browser: draws the run's charts with uPlot, switches them between processes and threads, embeds
 // the flame graph component, and links each culprit to its frames. The parts are joined into one inline script by
-// assets.js: no imports in the page, no build step, no network.
+// assets.js: no imports in the page, no build step, no network. The same thing one layer down, for the flame graph
+// component it embeds: src/report/flame/client/init.js.
 // It defines window.HotpathReport = { init(data) } → { charts(), plot(i), views(), select(view), zoomToCulprit(i),
 // showFlame(kind), flame() }: what tests and scripts drive the page through.
 /* global window, performance */

@@ -23,7 +23,7 @@ const SEQUENTIAL_OVERLAP = 0.1
 
 /**
  * @typedef {object} Acc
- * @property {import('../sampling/waits.js').WaitSite} site
+ * @property {import('../sampling/wait-tracer.js').WaitSite} site
  * @property {string} cwd
  * @property {number} pid
  * @property {number} threadId
@@ -51,7 +51,7 @@ const SEQUENTIAL_OVERLAP = 0.1
  */
 
 /**
- * @param {import('../sampling/waits.js').WaitSite} site
+ * @param {import('../sampling/wait-tracer.js').WaitSite} site
  * @param {ThreadRecord} t
  * @param {string} cwd
  * @returns {Acc}
