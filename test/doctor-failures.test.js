@@ -45,10 +45,27 @@ test('a load that gets 404 for every request is a failed load, not a healthy ser
   assert.match(d.failure.what, /404/)
   // The numbers of the sentence, as facts.
   const n = Number(said[1].replace(/,/g, ''))
-  assert.deepEqual(d.failure.facts, { kind: 'load-failed', reason: 'non-2xx', requests: n + d.load.errors, responses: n, badResponses: n, errors: d.load.errors })
+  assert.deepEqual(d.failure.facts, { kind: 'load-failed', reason: 'non-2xx', requests: n + d.load.errors, responses: n, badResponses: n, errors: d.load.errors, timeouts: d.load.timeouts, timeoutSeconds: 10 })
   assert.equal(d.load.statusCodeStats['404'].count, n)
   assert.equal(d.measured.category, 'healthy', 'what the figures alone say is kept apart')
   assert.match(d.recommendations[0], /--path/)
+})
+
+test('a server slower than the timeout: load-failed first, and what it did meanwhile is still diagnosed', async () => {
+  const { r, d } = await doctorOn(`
+    require('node:http').createServer((req, res) => {
+      setTimeout(() => res.end('late'), 1500)
+    }).listen(0, '127.0.0.1')
+  `, ['-c', '8', '-t', '0.5'])
+  assert.equal(r.code, 3, r.stderr)
+  assert.match(r.stdout, /^hotpath doctor: load-failed \(the load failed\)\n/)
+  assert.equal(d.failure.facts.kind, 'load-failed')
+  assert.ok(d.failure.facts.timeouts > 0 && d.failure.facts.timeouts * 2 > d.failure.facts.errors, JSON.stringify(d.failure.facts))
+  assert.equal(d.failure.facts.timeoutSeconds, 0.5)
+  // Not "load a 2xx path": the server answers, too slowly; and the figures' own advice follows.
+  assert.match(d.recommendations[0], /no answer within 0\.5 s \(-t\): the server answers, too slowly/)
+  // what the figures say is kept: a server that waits (the requests a timeout abandons leave few traces to blame)
+  assert.equal(d.measured.category, 'io', JSON.stringify(d.measured))
 })
 
 test('a target that throws on a request: target-failed, the error and its line first, exit 4', async () => {

@@ -130,7 +130,17 @@ function processesOf (signals) {
  */
 function failed (f, category) {
   if (f === null) return false
+  if (timedOut(f)) return false
   return f.category === 'load-failed' || category === 'healthy' || category === 'insufficient-data'
+}
+
+/**
+ * Whether a load failed because most of its requests waited past the timeout: the server answers, too slowly at this
+ * load, and what it did meanwhile is measured like any run's (the figures' advice follows).
+ * @param {import('./run-failure.js').RunFailure} f
+ */
+function timedOut (f) {
+  return f.facts.kind === 'load-failed' && (f.facts.reason === 'errors' || f.facts.reason === 'no-response') && f.facts.timeouts * 2 > f.facts.errors
 }
 
 /**
@@ -153,5 +163,6 @@ function failureAdvice (f, run) {
     return f.error ? [{ kind: 'fix-target-error', error: f.error, stderrLines: run.stderr.length }] : [{ kind: 'find-why-target-stopped' }]
   }
   if (run.onPort) return [{ kind: 'fix-on-port', command: run.onPort.command }]
+  if (f.facts.kind === 'load-failed' && timedOut(f)) return [{ kind: 'slower-than-timeout', timeouts: f.facts.timeouts, timeoutSeconds: f.facts.timeoutSeconds }]
   return [{ kind: 'load-a-2xx-path' }]
 }

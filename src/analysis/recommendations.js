@@ -46,6 +46,7 @@ import { poolIsFull, queueIsMinor, waitLine } from './wait-line.js'
  *   | { kind: 'find-why-target-stopped' }
  *   | { kind: 'fix-on-port', command: string }
  *   | { kind: 'load-a-2xx-path' }
+ *   | { kind: 'slower-than-timeout', timeouts: number, timeoutSeconds: number }
  *   | { kind: 'record-again', command: string }
  *   | { kind: 'measured-setting', experiment: import('./experiments.js').Experiment }
  *   | { kind: 'stop-stack-traces', cost: AvoidableSignal, stackTraceLimit: number | null }

@@ -27,7 +27,7 @@ import { displayPath } from './paths.js'
  *   | { kind: 'target-exited', code: number | null, signal: string | null }
  *   | { kind: 'server-died' }
  *   | { kind: 'on-port-failed', code: number | null }
- *   | { kind: 'load-failed', reason: import('../load/result.js').LoadFailure['reason'], requests: number, responses: number, badResponses: number, errors: number }} FailureFacts
+ *   | { kind: 'load-failed', reason: import('../load/result.js').LoadFailure['reason'], requests: number, responses: number, badResponses: number, errors: number, timeouts: number, timeoutSeconds: number }} FailureFacts
  */
 
 /**
@@ -79,7 +79,7 @@ export function runFailure (data, signals) {
       at: null,
       error: null,
       died: [],
-      facts: { kind: 'load-failed', reason: load.reason, requests: load.total, responses: load.total - errors, badResponses: load.bad - errors, errors }
+      facts: { kind: 'load-failed', reason: load.reason, requests: load.total, responses: load.total - errors, badResponses: load.bad - errors, errors, timeouts: run.load.timeouts ?? 0, timeoutSeconds: run.load.hotpath.options.timeout }
     }
   }
   return null

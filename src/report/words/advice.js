@@ -67,6 +67,8 @@ export function adviceText (a) {
       return `Fix what stopped the target first: ${a.error.message}${a.error.at ? `, thrown at ${placeText(a.error.at.file, a.error.at.line)}` : ''}. Its last lines of stderr are in the run (${a.stderrLines} kept).`
     case 'find-why-target-stopped': return 'Find why the target stopped: its last lines of stderr are above; run it without hotpath to see it fail the same way.'
     case 'fix-on-port': return `Run the --on-port command yourself, with PORT set to the server's port, and make it exit 0: ${a.command}`
+    case 'slower-than-timeout':
+      return `${a.timeouts.toLocaleString('en-US')} requests got no answer within ${a.timeoutSeconds} s (-t): the server answers, too slowly at this load. What it did meanwhile is in the figures above; to measure what it serves, load it with fewer connections (-c) or a fixed rate (-R), or allow more time (-t ${a.timeoutSeconds * 3}).`
     case 'load-a-2xx-path': return 'Load a path the server answers with 2xx (--path /api/...), with the method, headers and body it expects (-m, -H, -b), and check it with hotpath load first.'
     case 'measured-setting': return experimentSentence(a.experiment)
     case 'record-again': return `Record the run again for a diagnosis that rests on everything it measured: hotpath doctor -- ${a.command || '<command>'}`
