@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process'
 import { mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { hotpath, BIN, ROOT } from './helpers/cli.js'
+import { hotpath, interrupted, BIN, ROOT } from './helpers/cli.js'
 import { assertSchema } from './helpers/schema.js'
 
 /**
@@ -153,15 +153,7 @@ test('Ctrl-C during a load that gets 404 for every request: load-failed first, e
   await writeFile(script, "require('node:http').createServer((req, res) => { res.statusCode = 404; res.end('not found') }).listen(0, '127.0.0.1')")
   const json = join(dir, 'd.json')
   for (const [signal, stopped] of /** @type {const} */ ([['SIGINT', 'Ctrl-C'], ['SIGTERM', 'SIGTERM']])) {
-    const child = spawn(process.execPath, [BIN, 'doctor', '-d', '30', '--no-progress', '--save', join(dir, signal), '--json', json, '--', process.execPath, script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (c) => { stdout += c })
-    child.stderr.setEncoding('utf8').on('data', (c) => {
-      stderr += c
-      if (c.includes('loading it')) setTimeout(() => child.kill(signal), 1500)
-    })
-    const code = await new Promise(resolve => child.on('close', resolve))
+    const { code, stdout, stderr } = await interrupted(['doctor', '-d', '30', '--no-progress', '--save', join(dir, signal), '--json', json, '--', process.execPath, script], signal)
     assert.equal(code, 3, `${stopped}: ${stderr}`)
     const said = /^hotpath doctor: load-failed \(the load failed\)\n\n {2}The run did not measure the server: ([\d,]+) of \1 responses were 404 Not Found\./.exec(stdout)
     assert.ok(said, `${stopped}: ${stdout}`)

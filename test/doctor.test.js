@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process'
 import { mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { hotpath, BIN, ROOT } from './helpers/cli.js'
+import { hotpath, interrupted, BIN, ROOT } from './helpers/cli.js'
 import { exampleRun } from './helpers/example-runs.js'
 import { alone } from './helpers/machine.js'
 
@@ -416,19 +416,7 @@ for (const [signal, exit] of /** @type {const} */ ([['SIGINT', 130], ['SIGTERM',
   test(`${signal} stops the target and still reports (exit ${exit}); nothing is left behind in the target's directory`, async () => {
     const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
     const before = await readdir(ROOT)
-    const child = spawn(process.execPath, [BIN, 'doctor', '-d', '30', '--no-progress', '--save', join(dir, 'run'), '--', process.execPath, 'examples/hello/server.js'], {
-      cwd: ROOT,
-      env: { ...process.env, PORT: '0' },
-      stdio: ['ignore', 'pipe', 'pipe']
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (c) => { stdout += c })
-    child.stderr.setEncoding('utf8').on('data', (c) => {
-      stderr += c
-      if (c.includes('loading it')) setTimeout(() => child.kill(signal), 1500)
-    })
-    const code = await new Promise(resolve => child.on('close', resolve))
+    const { code, stdout, stderr } = await interrupted(['doctor', '-d', '30', '--no-progress', '--save', join(dir, 'run'), '--', process.execPath, 'examples/hello/server.js'], signal, { PORT: '0' })
     assert.equal(code, exit, stderr)
     assert.match(stdout, /Stopped early \(interrupted\)/)
     assert.match(stdout, /^hotpath doctor: /)

@@ -45,3 +45,24 @@ function spawnCli (args, opts) {
     })
   })
 }
+
+/**
+ * Runs the hotpath CLI and sends it `signal` 1.5 s after it says it is loading, as Ctrl-C (SIGINT) or a CI's timeout
+ * (SIGTERM) would.
+ * @param {string[]} args
+ * @param {NodeJS.Signals} signal
+ * @param {Record<string, string>} [env]
+ * @returns {Promise<{ code: number | null, stdout: string, stderr: string }>}
+ */
+export async function interrupted (args, signal, env = {}) {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (c) => { stdout += c })
+  child.stderr.setEncoding('utf8').on('data', (c) => {
+    stderr += c
+    if (c.includes('loading it')) setTimeout(() => child.kill(signal), 1500)
+  })
+  const code = await new Promise(resolve => child.on('close', resolve))
+  return { code, stdout, stderr }
+}

@@ -8,7 +8,7 @@ import { mkdtemp, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { hotpath } from './cli.js'
-import { sessionDir } from './machine.js'
+import { alive, readIfThere, sessionDir } from './machine.js'
 
 /**
  * The flags each example is run with, whichever file asks first: the longer load and the snapshots' time that the
@@ -93,23 +93,4 @@ async function record (dir, example, args, env) {
     d = JSON.parse(await readFile(json, 'utf8'))
   } catch {}
   return { d, out: r.stdout, stderr: r.stderr, code: r.code, save, html }
-}
-
-/** @param {string} file */
-function readIfThere (file) {
-  try {
-    return readFileSync(file, 'utf8')
-  } catch {
-    return ''
-  }
-}
-
-/** @param {number} pid */
-function alive (pid) {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
 }

@@ -103,7 +103,7 @@ function holder (lock) {
 }
 
 /** @param {string} file */
-function readIfThere (file) {
+export function readIfThere (file) {
   try {
     return readFileSync(file, 'utf8')
   } catch {
@@ -112,7 +112,7 @@ function readIfThere (file) {
 }
 
 /** @param {number} pid */
-function alive (pid) {
+export function alive (pid) {
   try {
     process.kill(pid, 0)
     return true

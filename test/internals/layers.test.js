@@ -3,9 +3,10 @@
 // import that runs back up fails here, with the file and the line, before it becomes a cycle.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { dirname, join, relative, resolve } from 'node:path'
 import { ROOT } from '../helpers/cli.js'
+import { sources } from '../helpers/source-files.js'
 
 const SRC = join(ROOT, 'src')
 
@@ -23,20 +24,6 @@ const ALLOWED = {
   analysis: ['shared', 'load', 'sampling', 'profile'],
   report: ['shared', 'load', 'sampling', 'profile', 'analysis'],
   experiments: ['shared', 'run', 'analysis']
-}
-
-/**
- * @param {string} dir
- * @returns {Promise<string[]>}
- */
-async function sources (dir) {
-  const out = []
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name)
-    if (entry.isDirectory()) out.push(...await sources(path))
-    else if (entry.name.endsWith('.js')) out.push(path)
-  }
-  return out
 }
 
 /** @param {string} file */

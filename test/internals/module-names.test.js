@@ -3,25 +3,12 @@
 // words in report/words/), and then each says so in its header by naming the other. `index.js` is a folder's entry.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { basename, join, relative } from 'node:path'
 import { ROOT } from '../helpers/cli.js'
+import { sources } from '../helpers/source-files.js'
 
 const SRC = join(ROOT, 'src')
-
-/**
- * @param {string} dir
- * @returns {Promise<string[]>}
- */
-async function sources (dir) {
-  const out = []
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name)
-    if (entry.isDirectory()) out.push(...await sources(path))
-    else if (entry.name.endsWith('.js')) out.push(path)
-  }
-  return out
-}
 
 /**
  * The comment lines a module opens with.
