@@ -9,7 +9,7 @@ import { EVENT_LOG, eventLogs } from '../run-files.js'
 import { attachedTarget, inspectProcess } from './target/attach.js'
 import { hostNow, hostUseSince } from './host/host-use.js'
 import { planMemoryPhases, recordMemoryPhases } from './phases/memory-phases.js'
-import { recordRetainers, retainerPhaseSeconds, retainerSeconds } from './phases/retainer-phases.js'
+import { recordRetainers, removeSnapshots, retainerPhaseSeconds, retainerSeconds } from './phases/retainer-phases.js'
 import { COMMAND, MESSAGE } from '../probe-protocol.js'
 
 /**
@@ -232,6 +232,7 @@ async function record (options, runDir, target, startedAt) {
       : { phases: [], snapshots: [], keptBytes: asked.keptBytes, reason: asked.reason, error: null, skipped: { why: before === null ? 'interrupted' : 'not-asked', heapBytes: asked.heapBytes, seconds: 0, budget: Math.round(budgetMs / 1000) } }
     const exit = await target.stop()
     options.signal?.removeEventListener('abort', onAbort)
+    if (phases.retainers.skipped) removeSnapshots(runDir)
     // The target ended during the snapshots, after the verdict: the window measured it whole, and the snapshots' record
     // says it ended them.
     const crashed = !exit.stoppedByUs && before !== null

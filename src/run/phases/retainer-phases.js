@@ -92,7 +92,7 @@ export async function recordRetainers (target, o) {
   const estimate = retainerSeconds({ heapBytes: o.plan.heapBytes, growthBytesPerSecond: o.plan.growthBytesPerSecond, phaseSeconds })
   const skip = (/** @type {RetainerSkip['why']} */ why, /** @type {number} */ seconds) => {
     // (the one being written when Ctrl-C came too: its target is stopped in the middle of it)
-    for (let k = 1; k <= 3; k++) rmSync(join(o.runDir, `retained-${k}.heapsnapshot`), { force: true })
+    removeSnapshots(o.runDir)
     return { ...record, phases: [], snapshots: [], skipped: { why, heapBytes: o.plan.heapBytes, seconds: Math.round(seconds), budget } }
   }
   const what = o.plan.reason === 'kept'
@@ -172,4 +172,13 @@ function untilAborted (promise, signal) {
  */
 function mb (bytes) {
   return bytes >= 1e9 ? `${(bytes / 1e9).toFixed(1)} GB` : `${(bytes / 1e6).toFixed(1)} MB`
+}
+
+/**
+ * Removes the snapshots of phases that were skipped: the target may still be writing one when they are skipped, so
+ * this runs again once it has stopped.
+ * @param {string} runDir
+ */
+export function removeSnapshots (runDir) {
+  for (let k = 1; k <= 3; k++) rmSync(join(runDir, `retained-${k}.heapsnapshot`), { force: true })
 }
