@@ -4,7 +4,8 @@
 // line. Each end names a type by its constant here, and the typedefs say what each type carries. docs/architecture.md
 // describes the channel and the run directory.
 
-/** The commands hotpath sends the probes. */
+/** The commands hotpath sends the probes. `load-start` (and `state`) with `observe: true` opens a window on the traffic
+ * the server gets, with no load of hotpath's: the probe then times its requests by route. */
 export const COMMAND = /** @type {const} */ ({
   /** to each probe as it connects: whether a load is under way, so that a late thread joins it */
   STATE: 'state',
@@ -49,6 +50,8 @@ export const RECORD = /** @type {const} */ ({
   /** the classes the app constructs and where, for naming a wait's queue (src/sampling/pools.js) */
   CONSTRUCTIONS: 'constructions',
   WAITS: 'waits',
+  /** an observing window's requests by method and route, with each one's interval (src/sampling/routes.js) */
+  ROUTES: 'routes',
   /** the wait tracer or the CPU profiler switched on or off in the window: their cost, told apart from the server's */
   INSTRUMENT: 'instrument',
   PROFILES: 'profiles',
@@ -66,8 +69,8 @@ export const RECORD = /** @type {const} */ ({
 
 /**
  * A command from hotpath to the probes.
- * @typedef {{ type: typeof COMMAND.STATE, loading: boolean, port?: number, profile?: ProfileWindow }
- *   | { type: typeof COMMAND.LOAD_START, time: number, port: number, profile?: ProfileWindow }
+ * @typedef {{ type: typeof COMMAND.STATE, loading: boolean, port?: number, profile?: ProfileWindow, observe?: boolean }
+ *   | { type: typeof COMMAND.LOAD_START, time: number, port: number, profile?: ProfileWindow, observe?: boolean }
  *   | { type: typeof COMMAND.LOAD_STOP, time: number }
  *   | { type: typeof COMMAND.HEAP_SNAPSHOT, name: string }
  *   | { type: typeof COMMAND.HEAP_SAMPLING_START, interval: number, includeCollected?: boolean }
@@ -117,6 +120,7 @@ export const RECORD = /** @type {const} */ ({
  *   | ({ type: typeof RECORD.RUNTIME_HOOKS, time: number } & import('./probe/runtime-hooks.js').RuntimeState)
  *   | { type: typeof RECORD.INSTRUMENT, what: 'trace' | 'profile', on: boolean, time: number }
  *   | ({ type: typeof RECORD.WAITS, time: number, traces: unknown[] } & Record<string, unknown>)
+ *   | { type: typeof RECORD.ROUTES, time: number, origin: number, routes: import('./sampling/routes.js').RouteFigures[], intervals: number[], dropped: number }
  *   | { type: typeof RECORD.PROFILES, time: number, cpu?: string, heapAllocations?: string, heapRetained?: string }
  *   | { type: typeof RECORD.SCRIPTS, time: number, ms: number, scripts: { url: string, source: string }[] }
  *   | { type: typeof RECORD.GC_TRACE, tid: number, events: number[][] }

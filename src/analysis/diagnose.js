@@ -6,6 +6,7 @@ import { decide } from './rules.js'
 import { runFailure } from './run-failure.js'
 import { runWarnings, sourceMapWarnings } from './run-warnings.js'
 import { computeSignals } from './signals.js'
+import { computeRoutes } from './routes.js'
 
 /**
  * doctor's verdict as facts: categories, numbers, units, places and stable names, no sentences. The report layer
@@ -26,9 +27,26 @@ import { computeSignals } from './signals.js'
  * @property {import('./experiments.js').Experiment[]} [experiments] runtime settings measured after the run (doctor
  *   adds them: src/cli/doctor.js), already reflected in `recommendations`
  * @property {import('../load/result.js').LoadResult | null} load
+ * @property {true} [observed] the window watched the traffic the server got (`--observe`): no load was sent, and
+ *   `traffic` says what the probe counted
+ * @property {Traffic} [traffic] with `observed`: the requests the server served in the window
+ * @property {import('./routes.js').RouteSignal[]} [routes] with `observed`: the window's figures by route, busiest first
  * @property {ProcessSummary[]} processes
  * @property {{ dir: string, command: string[], url: string, window: { start: number, end: number }, exit: { code: number | null, signal: string | null, crashed: boolean }, aborted: boolean, stderr: string[] }} run
  */
+
+/**
+ * @typedef {object} Traffic the requests an observed window counted
+ * @property {number} requests finished on the observed port
+ * @property {number} seconds the window's length
+ * @property {number} rate requests a second
+ * @property {'thin' | 'fair' | 'good'} sample what the count supports: `thin` under 30 requests (a verdict from them
+ *   is a hint), `good` from 300
+ */
+
+/** Requests of an observed window under which it is a thin sample, and from which a good one. */
+const THIN_TRAFFIC = 30
+const GOOD_TRAFFIC = 300
 
 /**
  * @typedef {object} ProcessSummary
@@ -72,6 +90,7 @@ export function diagnose (data) {
       ...(failed(failure, rule.category) || lost > 0 ? [] : recommend(rule.category, signals, culprits, data.run))
     ],
     load: data.run.load,
+    ...(data.run.observed ? observedOf(data, signals, culprits) : {}),
     processes: processesOf(signals),
     run: {
       dir: data.dir,
@@ -102,6 +121,21 @@ function snapshotFacts (run, s) {
   if (r.pending) return { state: 'pending', ...about, heapBytes: r.pending.heapBytes, seconds: r.pending.seconds, budget: r.pending.budget }
   if (r.skipped) return { state: 'skipped', why: r.skipped.why, ...about, heapBytes: r.skipped.heapBytes, seconds: r.skipped.seconds, budget: r.skipped.budget }
   return { state: r.error === null ? 'taken' : 'failed', ...about, heapBytes: null, seconds: null, budget: null }
+}
+
+/**
+ * What an observed window counted, and its routes.
+ * @param {import('./run-data.js').RunData} data
+ * @param {import('./signals.js').Signals} signals
+ * @param {import('./culprits.js').Culprit[]} culprits
+ * @returns {{ observed: true, traffic: Traffic, routes?: import('./routes.js').RouteSignal[] }}
+ */
+function observedOf (data, signals, culprits) {
+  const requests = signals.requests.finished
+  const seconds = signals.window.seconds
+  const traffic = { requests, seconds, rate: seconds > 0 ? requests / seconds : 0, sample: /** @type {Traffic['sample']} */ (requests < THIN_TRAFFIC ? 'thin' : requests < GOOD_TRAFFIC ? 'fair' : 'good') }
+  const routes = computeRoutes(data, signals, culprits)
+  return { observed: true, traffic, ...(routes ? { routes } : {}) }
 }
 
 /**

@@ -43,12 +43,27 @@ const BUILT = new WeakMap()
  * @returns {{ culprits: Culprit[], model: import('../profile/model.js').ProfileModel | null }}
  */
 function buildCpuCulprits (data, threads, appRoot, cwd) {
+  const read = []
+  for (const t of threads) {
+    const profile = readRunProfile(data, t.profiles.cpu)
+    if (profile !== null) read.push({ thread: t, profile })
+  }
+  return profileCulprits(data, read, appRoot, cwd)
+}
+
+/**
+ * The CPU culprits of some threads' profiles, given (a part of a profile: an observed route's samples, routes.js).
+ * @param {import('./run-data.js').RunData} data
+ * @param {{ thread: ThreadRecord, profile: any }[]} read
+ * @param {string} appRoot
+ * @param {string} cwd
+ * @returns {{ culprits: Culprit[], model: import('../profile/model.js').ProfileModel | null }}
+ */
+export function profileCulprits (data, read, appRoot, cwd) {
   /** @type {Map<string, ThreadRecord>} */
   const byLabel = new Map()
   const profiles = []
-  for (const t of threads) {
-    const profile = readRunProfile(data, t.profiles.cpu)
-    if (profile === null) continue
+  for (const { thread: t, profile } of read) {
     const label = `pid ${t.pid}${t.threadId ? ` thread ${t.threadId}` : ''}`
     byLabel.set(label, t)
     profiles.push({ profile, label })

@@ -27,6 +27,7 @@ import { mapRunSites } from './run-sites.js'
  *   every snapshot of client-socket round trips (counts since the start)
  * @property {{ endpoint: string, pool: import('../sampling/pools.js').PoolSite }[]} pools where the app created the
  *   pools behind its connections, as last seen
+ * @property {RouteRecord | null} routes an observing window's requests by route (`--observe`), or null
  * @property {WaitData} waits the traced requests and what they waited on
  * @property {{ cpu?: string, heapAllocations?: string, heapRetained?: string }} profiles file names in the run directory:
  *   the CPU profile of the load window, and heap samples of every allocation (first part) and of survivors (the rest)
@@ -46,6 +47,15 @@ import { mapRunSites } from './run-sites.js'
  *   load began: Error.prepareStackTrace, require hooks, built-ins (runs recorded before the probe looked have none)
  * @property {{ what: 'trace' | 'profile', on: boolean, time: number }[]} instruments when the probe's costly parts (the
  *   wait tracer's hooks, the CPU profiler) went on and off, in order (runs recorded before the probe said have none)
+ */
+
+/**
+ * @typedef {object} RouteRecord an observing window's requests by route, as one thread's probe timed them
+ * @property {number} time epoch ms the window closed
+ * @property {number} origin µs of the monotonic clock (the CPU profile's) at the probe's performance.now() = 0
+ * @property {import('../sampling/routes.js').RouteFigures[]} routes
+ * @property {number[]} intervals [start ms, end ms, index into routes] per request, on performance.now()'s clock
+ * @property {number} dropped requests whose interval was not kept (beyond the probe's cap)
  */
 
 /**

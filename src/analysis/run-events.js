@@ -21,7 +21,7 @@ export function readThread (file, damage) {
   // The probe names its log after its process and thread: that still says whose it is when the hello line is lost.
   const [, pid, threadId] = /** @type {RegExpExecArray} */ (/events-(\d+)-(\d+)\.ndjson$/.exec(file))
   /** @type {ThreadRecord} */
-  const t = { pid: Number(pid), threadId: Number(threadId), hello: {}, samples: [], listening: [], listeners: [], agents: [], outgoing: [], sockets: [], pools: [], env: [], waits: { traces: [], sites: new Map(), resources: new Map(), kinds: new Map() }, profiles: {}, scripts: [], exited: false, clock: null, settled: {}, instruments: [], constructions: [] }
+  const t = { pid: Number(pid), threadId: Number(threadId), hello: {}, samples: [], listening: [], listeners: [], agents: [], outgoing: [], sockets: [], pools: [], env: [], waits: { traces: [], sites: new Map(), resources: new Map(), kinds: new Map() }, profiles: {}, scripts: [], exited: false, clock: null, settled: {}, instruments: [], constructions: [], routes: null }
   /** @type {unknown[]} */
   const gcTrace = []
   let text
@@ -53,6 +53,9 @@ export function readThread (file, damage) {
         break
       case RECORD.LISTENING:
         t.listening.push(e)
+        break
+      case RECORD.ROUTES:
+        t.routes = routesOf(e)
         break
       case RECORD.LISTENERS:
         if (Array.isArray(e.listeners)) t.listeners = e.listeners
@@ -143,7 +146,7 @@ function addWaits (waits, e) {
   }
   for (const trace of Array.isArray(e.traces) ? e.traces : []) {
     if (trace === null || typeof trace !== 'object' || typeof trace.time !== 'number' || typeof trace.ms !== 'number' || !Array.isArray(trace.spans)) continue
-    waits.traces.push({ time: trace.time, ms: trace.ms, spans: trace.spans.filter((/** @type {unknown} */ s) => Array.isArray(s) && s.length >= 9 && s.every(Number.isFinite)) })
+    waits.traces.push({ time: trace.time, ms: trace.ms, spans: trace.spans.filter((/** @type {unknown} */ s) => Array.isArray(s) && s.length >= 9 && s.every(Number.isFinite)), ...(typeof trace.route === 'string' ? { route: trace.route } : {}) })
   }
 }
 
@@ -239,4 +242,18 @@ function runtimeHook (h) {
     column: Number(h.column) || 0,
     loadedBy: Array.isArray(h.loadedBy) ? h.loadedBy.filter((/** @type {unknown} */ f) => typeof f === 'string') : []
   }
+}
+
+/**
+ * An observing window's requests by route, each field checked (a saved run may come from another version).
+ * @param {any} e
+ * @returns {import('./run-data.js').RouteRecord | null}
+ */
+function routesOf (e) {
+  if (!Array.isArray(e.routes) || typeof e.origin !== 'number') return null
+  const routes = e.routes
+    .filter((/** @type {any} */ r) => r !== null && typeof r === 'object' && typeof r.route === 'string' && typeof r.method === 'string' && Number.isFinite(r.requests) && Number.isFinite(r.totalMs))
+    .map((/** @type {any} */ r) => ({ method: r.method, route: r.route, requests: r.requests, totalMs: r.totalMs, maxMs: Number(r.maxMs) || 0 }))
+  const intervals = Array.isArray(e.intervals) && e.intervals.every(Number.isFinite) ? e.intervals : []
+  return { time: Number(e.time) || 0, origin: e.origin, routes, intervals, dropped: Number(e.dropped) || 0 }
 }

@@ -24,7 +24,7 @@ import { openInBrowser } from '../report/html/index.js'
 const PHASE_SECONDS = 5
 
 // The phases are hotpath's own loads, between snapshots it takes: a user's --on-port load cannot be split into them.
-const UNSUPPORTED = new Set(['on-port'])
+const UNSUPPORTED = new Set(['on-port', 'observe'])
 const targetFlags = Object.fromEntries(Object.entries(TARGET_FLAGS).filter(([name]) => !UNSUPPORTED.has(name)))
 
 /** @type {import('./args.js').CommandSpec} */

@@ -17,6 +17,7 @@ export const TARGET_FLAGS = {
   attach: { type: 'string', value: 'pid', description: 'attach to this running Node process instead of starting one (Linux, same user or root; see docs/attach.md)' },
   'listen-timeout': { type: 'string', value: 'time', description: 'how long to wait for the target to listen', default: '30s' },
   'on-port': { type: 'string', value: 'command', description: 'run this shell command as the load instead ($PORT is set)' },
+  observe: { type: 'string', value: 'time', description: 'send no load: watch the traffic the server gets for this long, by route (production, with --attach; see docs/attach.md)' },
   'no-progress': { type: 'boolean', description: 'no progress bar' }
 }
 
@@ -51,10 +52,14 @@ export async function recordFromFlags (values, command, io, probe) {
     abort.abort()
   })
   const attach = attachFromFlags(values, command)
+  const observe = observeFromFlags(values)
+  if (observe !== undefined) progress.enabled = false
   // The load's length is known ahead when hotpath makes it for a duration (not --on-port, not --amount).
   const known = str('on-port') === undefined && plan.amount === 0
   // Without a CPU profile the slice still says where the wait tracer looks, so that the rest measures the server alone.
-  const profileSlice = probe.profileSlice ? profileSliceFor(known ? plan.duration + plan.warmup : undefined, plan.warmup) : null
+  // Real traffic is looked into whole: at a few requests a second, every one of them counts.
+  const profileSlice = probe.profileSlice && observe === undefined ? profileSliceFor(known ? plan.duration + plan.warmup : undefined, plan.warmup) : null
+  const profiled = observe ?? profileSlice?.seconds ?? (known ? plan.duration + plan.warmup : undefined)
   const record = await recordRun({
     command,
     attach,
@@ -62,10 +67,11 @@ export async function recordFromFlags (values, command, io, probe) {
     path,
     port,
     onPort: str('on-port'),
+    ...(observe !== undefined ? { observe } : {}),
     listenTimeout,
     ...probe,
     profileInterval: probe.profileInterval === 'auto'
-      ? profileIntervalFor(profileSlice?.seconds ?? (known ? plan.duration + plan.warmup : undefined))
+      ? profileIntervalFor(profiled)
       : probe.profileInterval,
     profileSlice,
     signal: abort.signal,
@@ -77,6 +83,24 @@ export async function recordFromFlags (values, command, io, probe) {
     onBin: (bin) => progress.onBin(bin)
   }).finally(() => progress.stop())
   return { ...record, interruptedBy: record.aborted ? interruptedBy : null, skippedBy: record.aborted ? null : interruptedBy }
+}
+
+/** Flags of hotpath's own load, which `--observe` (no load sent) refuses. */
+const LOAD_ONLY = ['on-port', 'connections', 'duration', 'rate', 'amount', 'pipelining', 'warmup', 'path', 'method', 'body', 'body-file', 'header', 'requests', 'workers']
+
+/**
+ * The seconds of `--observe`, refused together with a flag of hotpath's load.
+ * @param {Record<string, unknown>} values
+ * @returns {number | undefined}
+ */
+export function observeFromFlags (values) {
+  const text = /** @type {string | undefined} */ (values.observe)
+  if (text === undefined) return undefined
+  const seconds = /** @type {number} */ (durationFlag('observe', text))
+  if (!(seconds > 0)) throw new UsageError(`--observe needs a duration above zero, got '${text}'`)
+  const load = LOAD_ONLY.find(k => values[k] !== undefined)
+  if (load !== undefined) throw new UsageError(`--observe sends no load: --${load} has nothing to set (drop one of them)`)
+  return seconds
 }
 
 /**

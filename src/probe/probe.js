@@ -14,6 +14,7 @@ import { WaitTracer } from '../sampling/wait-tracer.js'
 import { PoolWatcher } from '../sampling/pools.js'
 import { DriverOps } from '../sampling/driver-ops.js'
 import { EnvWatcher } from '../sampling/env-reads.js'
+import { RouteTimer } from '../sampling/routes.js'
 import { RequestTracker, isHttpServer } from './request-tracker.js'
 import { EventLog } from './event-log.js'
 import { LoadProfiles } from './load-profiles.js'
@@ -110,6 +111,8 @@ export class Probe {
     this.name = `${process.pid}-${this.tid}`
     this.log = new EventLog(join(options.runDir, `events-${this.name}.ndjson`))
     this.requests = new RequestTracker()
+    /** times each request of the loaded port by route, in a window that observes real traffic (no load of hotpath's) */
+    this.routes = new RouteTimer()
     this.listeners = new ListenerWatcher()
     this.agents = new AgentWatcher()
     this.outgoing = new OutgoingWatcher()
@@ -136,6 +139,8 @@ export class Probe {
     this.credit = 0
     /** @type {number | null} the port hotpath loads, when it said */
     this.loadedPort = null
+    /** the window watches the traffic the server gets, with no load of hotpath's: its requests are timed by route */
+    this.observing = false
     /**
      * @param {any} res
      * @param {number} port
@@ -402,6 +407,7 @@ export class Probe {
         // what the load waits on.
         const port = Number(/** @type {any} */ (command).port)
         this.loadedPort = Number.isInteger(port) && port > 0 ? port : null
+        this.observing = /** @type {any} */ (command).observe === true
         await this.loadStart(command.type === COMMAND.STATE, sliceOf(/** @type {any} */ (command).profile))
       } else if (command.type === COMMAND.LOAD_STOP || (command.type === COMMAND.STATE && this.loading)) {
         // A probe that opened its window from the environment and connects after the load stopped hears 'state' only.
@@ -444,6 +450,11 @@ export class Probe {
     this.credit = 0
     this.look = slice
     this.waits.forget()
+    if (this.observing && this.options.runtime !== false) {
+      this.routes.start()
+      const routes = this.routes
+      this.requests.onObserved = (req, res, port) => { if (this.loadedPort === null || port === this.loadedPort) routes.onRequest(req, res) }
+    }
     // The thread's own CPU and run-queue time, over the window only (a system call a sample): it arms the wait tracer,
     // and corrects the utilisation libuv misreads while the CPU profiler runs (profile-utilization.js).
     if (this.options.runtime !== false) this.sampler.threadTime = true
@@ -480,6 +491,11 @@ export class Probe {
     this.disarmWaits()
     this.stopEnv()
     const stoppedAt = Date.now()
+    if (this.routes.active) {
+      this.requests.onObserved = null
+      this.routes.stop()
+      this.log.write({ type: RECORD.ROUTES, time: stoppedAt, ...this.routes.take() })
+    }
     this.log.write({ type: RECORD.LOAD_STOP, time: stoppedAt })
     // The window closes on a sample boundary, with everything measured up to it.
     if (this.sampler.running) this.writeSample(this.sampler.sample(), true)

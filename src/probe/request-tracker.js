@@ -46,6 +46,9 @@ export class RequestTracker {
     this.takes = 0
     /** @type {((res: any, port: number) => void) | null} called in each request's own async context (the wait tracer) */
     this.onRequest = null
+    /** @type {((req: any, res: any, port: number) => void) | null} called for every request while a window observes
+     * real traffic (routes.js) */
+    this.onObserved = null
   }
 
   start () { this.active = true }
@@ -70,6 +73,8 @@ export class RequestTracker {
     // tracer attaches to the request's async context is there when the handler runs.
     server.prependListener('request', (/** @type {any} */ req, /** @type {any} */ res) => {
       stats.started++
+      const o = this.onObserved
+      if (o !== null) o(req, res, port)
       const f = this.onRequest
       if (f !== null) f(res, port)
     })

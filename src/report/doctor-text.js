@@ -38,6 +38,7 @@ export function formatDiagnosis (diagnosis, opts = {}) {
   }
 
   lines.push(...culpritLines(d))
+  lines.push(...routeLines(d))
 
   lines.push('Evidence')
   lines.push(table([
@@ -105,7 +106,40 @@ export function formatUpdate (d, before, opts) {
 function firstLine (d) {
   // A loop busy with work it need not do is not blocked by any one task: said as what it is.
   const title = d.category === 'event-loop' && d.measured?.facts?.kind === 'avoidable' ? 'event loop busy with avoidable work' : CATEGORY_TITLE[d.category]
-  return `hotpath doctor: ${d.category} (${title})${damageNote(d)}${otherPortsNote(d.run.url, d.measured?.facts?.otherPorts)}`
+  return `hotpath doctor: ${d.category} (${title})${damageNote(d)}${otherPortsNote(d.run.url, d.measured?.facts?.otherPorts)}${observedNote(d)}`
+}
+
+/**
+ * An observed window's first line says so, and what its count supports.
+ * @param {Diagnosis} d
+ */
+function observedNote (d) {
+  const t = d.traffic
+  if (!d.observed || !t) return ''
+  const thin = t.sample === 'thin' ? ': a thin sample, the verdict is a hint' : ''
+  return ` — observed real traffic, no load sent: ${formatCount(t.requests)} requests in ${t.seconds.toFixed(1)} s (${t.rate < 10 ? t.rate.toFixed(1) : formatCount(Math.round(t.rate))} req/s)${thin}`
+}
+
+/**
+ * An observed window's routes, busiest first, with each one's culprits.
+ * @param {Diagnosis} d
+ * @returns {string[]}
+ */
+function routeLines (d) {
+  const routes = d.routes ?? []
+  if (routes.length === 0) return []
+  const lines = ['Routes (observed)']
+  for (const r of routes.slice(0, 10)) {
+    const sample = r.sample === 'thin' ? ', thin sample' : ''
+    lines.push(`  ${r.method} ${r.route}  ${formatCount(r.requests)} requests (${r.rate < 10 ? r.rate.toFixed(1) : formatCount(Math.round(r.rate))}/s), mean ${formatMs(r.meanMs)}, max ${formatMs(r.maxMs)}${r.cpuMs >= 0.1 ? `, CPU ${formatMs(r.cpuMs)} a request` : ''}${sample}`)
+    for (const c of r.culprits) {
+      const what = c.measure === 'waits' ? `waits${c.waitsOn ? ` on ${c.waitsOn}` : ''}` : c.measure === 'cpu' ? 'CPU' : c.measure
+      lines.push(`    ${c.label ?? c.function}  ${placeText(c.file, c.line)}  (${what}, ${formatPercent(c.share, 0)})`)
+    }
+  }
+  if (routes.length > 10) lines.push(`  … ${routes.length - 10} more in the JSON`)
+  lines.push('')
+  return lines
 }
 
 /**

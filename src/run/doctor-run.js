@@ -11,6 +11,7 @@ import { hostNow, hostUseSince } from './host/host-use.js'
 import { planMemoryPhases, recordMemoryPhases } from './phases/memory-phases.js'
 import { recordRetainers, removeSnapshots, retainerPhaseSeconds, retainerSeconds } from './phases/retainer-phases.js'
 import { COMMAND, MESSAGE } from '../probe-protocol.js'
+import { observeFor } from './observe.js'
 
 /**
  * @typedef {object} RunOptions
@@ -21,6 +22,8 @@ import { COMMAND, MESSAGE } from '../probe-protocol.js'
  * @property {string} path what to load on the target
  * @property {number} [port] which port to load (default: the first it listens on)
  * @property {string} [onPort] a shell command to run instead of the built-in load; $PORT is set
+ * @property {number} [observe] seconds to watch the traffic the server gets instead of loading it (`--observe`): no
+ *   load is sent, and the probes time each request by route
  * @property {number} listenTimeout seconds
  * @property {number} interval ms between runtime samples in the probe
  * @property {boolean} [runtime] whether the probe samples the runtime and counts requests and listeners (default
@@ -55,6 +58,7 @@ import { COMMAND, MESSAGE } from '../probe-protocol.js'
  * @property {{ start: number, end: number }} loadWindow epoch ms, as announced to the probes
  * @property {import('../load/result.js').LoadResult | null} load the built-in load's result (null with --on-port)
  * @property {{ command: string, code: number | null } | null} onPort
+ * @property {{ seconds: number }} [observed] the window watched the traffic the server got, with no load sent
  * @property {{ code: number | null, signal: string | null, crashed: boolean }} exit how the target ended
  * @property {boolean} aborted the user stopped the run early
  * @property {string[]} stderr the target's last lines of stderr (or stdout)
@@ -137,7 +141,8 @@ async function record (options, runDir, target, startedAt) {
   // A probe that connects late (a cluster worker forked mid-run) learns whether the load is on.
   /** @type {{ loading: boolean, port: number | undefined, profile: { from: number, to: number } | undefined }} */
   const loadState = { loading: false, port: undefined, profile: undefined }
-  channel.on('peer', (peer) => peer.send({ type: COMMAND.STATE, loading: loadState.loading, port: loadState.port, profile: loadState.profile }))
+  const observe = options.observe !== undefined
+  channel.on('peer', (peer) => peer.send({ type: COMMAND.STATE, loading: loadState.loading, port: loadState.port, profile: loadState.profile, ...(observe ? { observe } : {}) }))
 
   let listening
   try {
@@ -148,7 +153,9 @@ async function record (options, runDir, target, startedAt) {
     throw err
   }
   const url = listeningUrl(listening, options.path)
-  status(`Target listening on ${url} (pid ${listening.pid}); loading it…`)
+  status(observe
+    ? `Target listening on ${url} (pid ${listening.pid}); observing the traffic it gets for ${options.observe} s, no load sent…`
+    : `Target listening on ${url} (pid ${listening.pid}); loading it…`)
 
   const abort = new AbortController()
   const onAbort = () => abort.abort()
@@ -162,7 +169,7 @@ async function record (options, runDir, target, startedAt) {
   const slice = options.profileSlice ?? null
   const now = Date.now()
   loadState.profile = slice === null ? undefined : { from: now + slice.from * 1000, to: now + (slice.from + slice.seconds) * 1000 }
-  channel.broadcast({ type: COMMAND.LOAD_START, time: now, port: listening.port, profile: loadState.profile })
+  channel.broadcast({ type: COMMAND.LOAD_START, time: now, port: listening.port, profile: loadState.profile, ...(observe ? { observe } : {}) })
   await acks.all(3000)
   const windowStart = Date.now()
   const hostStart = hostNow()
@@ -179,11 +186,11 @@ async function record (options, runDir, target, startedAt) {
   // A signal before here cut the load short; from here on it skips what comes after the window.
   const aborted = Boolean(options.signal?.aborted)
   const window = { start: windowStart, end: windowEnd }
-  const plan = options.memory && failure === null && !abort.signal.aborted && result !== null && !result.failed
+  const plan = options.memory && failure === null && !abort.signal.aborted && ((result !== null && !result.failed) || observe)
     ? planMemoryPhases({ phases: { ...options.memory, heapInterval: options.heapInterval }, stopped: stopped.messages, listening, window })
     : null
   /** @type {Pick<RunRecord, 'allocations' | 'retainers'>} */
-  const phases = plan ? await recordMemoryPhases(target, { plan, heapInterval: options.heapInterval, listening, url, load: options.load, signal: abort.signal, status }) : {}
+  const phases = plan ? await recordMemoryPhases(target, { plan, heapInterval: options.heapInterval, listening, url, load: phaseLoad(options), observe, signal: abort.signal, status }) : {}
   /**
    * @param {RunRecord['exit']} exit
    * @returns {RunRecord}
@@ -200,6 +207,7 @@ async function record (options, runDir, target, startedAt) {
     loadWindow: window,
     load: result,
     onPort,
+    ...(observe ? { observed: { seconds: (windowEnd - windowStart) / 1000 } } : {}),
     exit,
     aborted,
     stderr: target.tail(),
@@ -215,7 +223,7 @@ async function record (options, runDir, target, startedAt) {
     const budgetMs = options.memory.snapshotBudgetMs
     // The verdict first, from the window and the samples after it, while the target runs on for the snapshots.
     if (options.onVerdict && target.exitInfo === null) {
-      const pending = { heapBytes: asked.heapBytes, seconds: Math.round(retainerSeconds({ ...asked, phaseSeconds: retainerPhaseSeconds(options.load) })), budget: Math.round(budgetMs / 1000) }
+      const pending = { heapBytes: asked.heapBytes, seconds: Math.round(retainerSeconds({ ...asked, phaseSeconds: retainerPhaseSeconds(phaseLoad(options)) })), budget: Math.round(budgetMs / 1000) }
       const early = { ...recordOf({ code: null, signal: null, crashed: false }), retainers: { phases: [], snapshots: [], keptBytes: asked.keptBytes, reason: asked.reason, error: null, pending } }
       writeFileSync(resolve(runDir, 'run.json'), JSON.stringify(early, null, 2))
       try {
@@ -228,7 +236,7 @@ async function record (options, runDir, target, startedAt) {
     }
     const before = target.exitInfo
     phases.retainers = before === null && !abort.signal.aborted
-      ? await recordRetainers(target, { pid: listening.pid, url, load: options.load, runDir, plan: asked, heapInterval: options.heapInterval, budgetMs, signal: abort.signal, status })
+      ? await recordRetainers(target, { pid: listening.pid, url, load: phaseLoad(options), observe, runDir, plan: asked, heapInterval: options.heapInterval, budgetMs, signal: abort.signal, status })
       : { phases: [], snapshots: [], keptBytes: asked.keptBytes, reason: asked.reason, error: null, skipped: { why: before === null ? 'interrupted' : 'not-asked', heapBytes: asked.heapBytes, seconds: 0, budget: Math.round(budgetMs / 1000) } }
     const exit = await target.stop()
     options.signal?.removeEventListener('abort', onAbort)
@@ -280,7 +288,9 @@ async function driveLoad (options, url, port, signal) {
   /** @type {unknown} */
   let failure = null
   try {
-    if (options.onPort) {
+    if (options.observe !== undefined) {
+      await observeFor(options.observe, signal)
+    } else if (options.onPort) {
       onPort = { command: options.onPort, code: await runOnPort(options.onPort, port, signal) }
     } else if (!signal.aborted) {
       result = await load({ ...options.load, url, signal, onBin: options.onBin })
@@ -289,6 +299,15 @@ async function driveLoad (options, url, port, signal) {
     failure = err
   }
   return { result, onPort, failure }
+}
+
+/**
+ * The load the phases after the window measure with: doctor's, or, when it observed, the window's length (the phases
+ * then observe too, for half of it).
+ * @param {RunOptions} options
+ */
+function phaseLoad (options) {
+  return options.observe !== undefined ? { ...options.load, duration: options.observe } : options.load
 }
 
 /**

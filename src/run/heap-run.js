@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { load } from '../load/load.js'
+import { observeFor } from './observe.js'
 import { TargetError, UsageError } from '../errors.js'
 import { TargetProcess, describeExit, listeningUrl } from './target/target-process.js'
 import { otherHttpPorts } from '../other-ports.js'
@@ -141,12 +142,18 @@ export async function probeOf (target, pid) {
 
 /**
  * @param {typeof PHASES[number]} name
- * @param {Pick<HeapRunOptions, 'load'> & { onBin?: (bin: import('../load/recorder.js').Bin) => void }} options
+ * @param {Pick<HeapRunOptions, 'load'> & { onBin?: (bin: import('../load/recorder.js').Bin) => void, observe?: boolean }} options
+ *   observe: send no load, and let the traffic the server gets run for the load's duration
  * @param {string} url
  * @param {AbortSignal} signal
  * @returns {Promise<PhaseRecord>}
  */
 export async function runPhase (name, options, url, signal) {
+  if (options.observe) {
+    const started = Date.now()
+    await observeFor(options.load.duration ?? 1, signal)
+    return { name, requests: 0, duration: (Date.now() - started) / 1000, failed: null, result: null }
+  }
   const result = await load({ ...options.load, url, signal, ...(options.onBin ? { onBin: options.onBin } : {}) })
   return { name, requests: result.requests.total, duration: result.duration, failed: result.failed?.detail ?? null, result }
 }

@@ -95,7 +95,7 @@ export class WaitRecorder {
         trip !== null && trip.certain !== false && trip.ahead !== undefined ? round(trip.ahead) : -1
       ])
     }
-    return { time: Math.round(performance.timeOrigin + trace.start), ms: round(trace.end - trace.start), spans }
+    return { time: Math.round(performance.timeOrigin + trace.start), ms: round(trace.end - trace.start), spans, ...(trace.route ? { route: trace.route } : {}) }
   }
 
   /** @param {unknown} cause */

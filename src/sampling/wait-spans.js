@@ -41,4 +41,5 @@ export const DEFERRALS = new Set(['TickObject', 'Immediate', 'Microtask'])
  * @property {number} trips round trips it wrote so far (each with its stack)
  * @property {object} root the async resource its handler ran in
  * @property {boolean} abandoned dropped before it finished (the tracer stopped)
+ * @property {string} [route] `GET /orders/:id`: its method and route, as the request said them when it finished
  */

@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks'
 import { CAUSE, CAUSE_TRIPS, CTX, DEFERRALS, SPAN } from './wait-spans.js'
 import { rawStack } from './wait-sites.js'
 import { WaitRecorder, waitedMs } from './wait-records.js'
+import { routeOf } from './routes.js'
 
 /** @typedef {import('./sockets.js').Trip} Trip */
 /** @typedef {import('./wait-spans.js').Span} Span */
@@ -72,6 +73,7 @@ const MAX_TRIPS = 1000
  *   ended it (-1: none), whether this request wrote that trip (1; 0 when another context did — a pool that queued the
  *   request's query wrote it later, from someone else's callback; -1: no trip), the span it began in (index, -1: none),
  *   the ms of that trip spent behind replies to earlier operations (-1: no trip; see Trip's `ahead`)]
+ * @property {string} [route] `GET /orders/:id`: the request's method and route (routes.js)
  */
 
 /**
@@ -239,6 +241,8 @@ export class WaitTracer {
     const end = () => {
       if (trace.end !== 0 || trace.abandoned) return
       trace.end = performance.now()
+      // Read as it ends: a framework sets the route it matched on the request while handling it.
+      try { trace.route = `${res.req?.method ?? 'GET'} ${routeOf(res.req ?? {})}` } catch {}
       this.#live.delete(trace)
       if (root[CTX] === trace) root[CTX] = undefined
       if (this.#finished.length < 2000) this.#finished.push(trace)

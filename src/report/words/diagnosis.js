@@ -38,6 +38,9 @@ import { wordWarning } from './warnings.js'
  * @property {import('./experiments.js').WordedExperiment[]} [experiments] the runtime settings doctor measured before
  *   advising them (src/analysis/experiments.js), each with its sentence
  * @property {DiagnosisFacts['load']} load
+ * @property {DiagnosisFacts['observed']} [observed]
+ * @property {DiagnosisFacts['traffic']} [traffic]
+ * @property {DiagnosisFacts['routes']} [routes]
  * @property {DiagnosisFacts['processes']} processes
  * @property {DiagnosisFacts['run']} run
  * @property {{ summary: SummaryFacts, recommendations: import('../../analysis/recommendations.js').Advice[] }} facts
@@ -75,6 +78,9 @@ export function wordDiagnosis (d) {
     recommendations: d.recommendations.map(adviceText),
     ...(d.experiments ? { experiments: d.experiments.map(wordExperiment) } : {}),
     load: d.load,
+    ...(d.observed ? { observed: d.observed } : {}),
+    ...(d.traffic ? { traffic: d.traffic } : {}),
+    ...(d.routes ? { routes: d.routes } : {}),
     processes: d.processes,
     run: d.run,
     facts: {

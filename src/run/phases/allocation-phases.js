@@ -36,6 +36,7 @@ const RETAINED_INTERVAL = 8 * 1024
  * @param {number} o.pid
  * @param {string} o.url
  * @param {Omit<import('../../load/load.js').LoadOptions, 'url'>} o.load doctor's load, shortened
+ * @param {boolean} [o.observe] observe the traffic the server gets instead of loading it
  * @param {number} o.interval bytes between heap samples
  * @param {AbortSignal} o.signal
  * @returns {Promise<AllocationRecord>}
@@ -54,7 +55,7 @@ export async function recordAllocations (target, o) {
       // a handful of samples, too few to tell the line that keeps them from its caller. A finer interval gives hundreds.
       const interval = kind === 'retained' ? Math.min(o.interval, RETAINED_INTERVAL) : o.interval
       await sampleHeap(target, peer, 'start', { kind, interval, pid: o.pid })
-      const { result, ...phase } = await runPhase(/** @type {any} */ (kind), /** @type {any} */ ({ load }), o.url, o.signal)
+      const { result, ...phase } = await runPhase(/** @type {any} */ (kind), /** @type {any} */ ({ load, observe: o.observe }), o.url, o.signal)
       record.phases.push({ ...phase, name: kind })
       const name = await sampleHeap(target, peer, 'stop', { kind, interval, pid: o.pid })
       if (phase.failed !== null) throw new Error(`the ${kind} load failed: ${phase.failed}`)

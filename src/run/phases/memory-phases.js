@@ -68,6 +68,7 @@ export function planMemoryPhases (o) {
  * @param {{ pid: number }} o.listening
  * @param {string} o.url
  * @param {Omit<import('../../load/load.js').LoadOptions, 'url'>} o.load
+ * @param {boolean} [o.observe] the window observed real traffic: the phases observe it too, and load nothing
  * @param {AbortSignal} o.signal aborting skips what is left (Ctrl-C after the window)
  * @param {(message: string) => void} o.status
  * @returns {Promise<{ allocations?: import('./allocation-phases.js').AllocationRecord }>}
@@ -76,9 +77,9 @@ export async function recordMemoryPhases (target, o) {
   const { kinds, gcShare, keptBytes } = o.plan
   if (kinds.length === 0) return {}
   o.status(kinds[0] === 'allocations'
-    ? `GC took ${(gcShare * 100).toFixed(0)}% of the load window: loading once more with heap sampling on, to see who allocates (Ctrl-C skips)…`
-    : `The load left ${(keptBytes / 1048576).toFixed(1)} MB alive on the heap: loading once more with heap sampling on, to see where what stays is allocated (Ctrl-C skips)…`)
-  return { allocations: await recordAllocations(target, { kinds, pid: o.listening.pid, url: o.url, load: o.load, interval: o.heapInterval, signal: o.signal }) }
+    ? `GC took ${(gcShare * 100).toFixed(0)}% of the ${o.observe ? 'window' : 'load window'}: ${o.observe ? 'observing' : 'loading'} once more with heap sampling on, to see who allocates (Ctrl-C skips)…`
+    : `The ${o.observe ? 'traffic' : 'load'} left ${(keptBytes / 1048576).toFixed(1)} MB alive on the heap: ${o.observe ? 'observing' : 'loading'} once more with heap sampling on, to see where what stays is allocated (Ctrl-C skips)…`)
+  return { allocations: await recordAllocations(target, { kinds, pid: o.listening.pid, url: o.url, load: o.load, observe: o.observe, interval: o.heapInterval, signal: o.signal }) }
 }
 
 /**

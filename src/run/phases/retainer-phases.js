@@ -75,6 +75,7 @@ export function retainerPhaseSeconds (load) {
  * @param {number} o.pid the process whose heap is taken (the loaded one's main thread)
  * @param {string} o.url
  * @param {Omit<import('../../load/load.js').LoadOptions, 'url'>} o.load doctor's load, shortened
+ * @param {boolean} [o.observe] observe the traffic the server gets instead of loading it
  * @param {string} o.runDir
  * @param {NonNullable<import('./memory-phases.js').MemoryPlan['retainers']>} o.plan
  * @param {number} o.heapInterval bytes between heap samples of what survives (0: none)
@@ -132,8 +133,8 @@ export async function recordRetainers (target, o) {
     const sampling = o.heapInterval > 0 ? await sampleHeap(target, peer, 'start', { kind: 'retained', interval: o.heapInterval, pid: o.pid }).then(() => true, () => false) : false
     for (const name of /** @type {const} */ (['growth', 'settle'])) {
       if (o.signal.aborted) return skip('interrupted', estimate)
-      o.status(`  ${name} load, ${phaseSeconds} s (${Math.round((Date.now() - began) / 1000)} s of about ${Math.round(estimate)} s)…`)
-      const { result, ...phase } = await runPhase(name, /** @type {any} */ ({ load }), o.url, o.signal)
+      o.status(`  ${name} ${o.observe ? 'observed' : 'load'}, ${phaseSeconds} s (${Math.round((Date.now() - began) / 1000)} s of about ${Math.round(estimate)} s)…`)
+      const { result, ...phase } = await runPhase(name, /** @type {any} */ ({ load, observe: o.observe }), o.url, o.signal)
       if (o.signal.aborted) return skip('interrupted', estimate)
       record.phases.push(phase)
       if (phase.failed !== null) throw new Error(`the ${name} load failed: ${phase.failed}`)
