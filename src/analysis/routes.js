@@ -82,7 +82,7 @@ export function computeRoutes (data, signals, culprits) {
       byKey.set(key, acc)
     }
   }
-  const cpu = routeProfiles(data, threads)
+  const { byRoute: cpu, starts } = routeProfiles(data, threads)
   const { start, end } = signals.window
   /** @type {RouteSignal[]} */
   const out = []
@@ -104,11 +104,14 @@ export function computeRoutes (data, signals, culprits) {
         found.push({ function: c.function, ...(c.label ? { label: c.label } : {}), file: c.file, line: c.line, share: c.share, kind: c.kind, measure: 'waits', ...(c.wait ? { waitsOn: c.wait.resource.name } : {}) })
       }
     }
-    // A memory culprit belongs to the routes whose requests ran it (its function on their CPU samples' stacks).
+    // A memory culprit belongs to the routes whose requests ran it (its function on their CPU samples' stacks): the
+    // function that holds its line is the one of its name in its file that begins last before it.
     for (const c of culprits) {
       if (c.measure !== 'allocations' && c.measure !== 'retained') continue
       const file = isAbsolute(c.file) ? c.file : resolve(cwd, c.file)
-      if (!parts.functions.has(`${c.function}|${file}`)) continue
+      const begins = starts.get(`${c.function}|${file}`) ?? []
+      const start = Math.max(...begins.filter(l => l <= c.line))
+      if (!parts.functions.has(`${c.function}|${file}|${start}`)) continue
       found.push({ function: c.function, ...(c.label ? { label: c.label } : {}), file: c.file, line: c.line, share: c.share, kind: c.kind, measure: c.measure })
     }
     out.push({
@@ -133,18 +136,21 @@ export function computeRoutes (data, signals, culprits) {
  * @property {{ thread: import('./run-data.js').ThreadRecord, profile: any }[]} read each thread's profile, cut to them
  * @property {number} samples
  * @property {number} ms
- * @property {Set<string>} functions `function|absolute file` of every frame on their stacks
+ * @property {Set<string>} functions `function|absolute file|line it begins at` of every frame on their stacks
  */
 
 /**
- * Each route's part of the threads' CPU profiles.
+ * Each route's part of the threads' CPU profiles, and the lines every function of the profiles begins at (1-based), by
+ * `function|absolute file`.
  * @param {import('./run-data.js').RunData} data
  * @param {import('./run-data.js').ThreadRecord[]} threads
- * @returns {Map<string, RouteProfile>}
+ * @returns {{ byRoute: Map<string, RouteProfile>, starts: Map<string, number[]> }}
  */
 function routeProfiles (data, threads) {
   /** @type {Map<string, RouteProfile>} */
   const out = new Map()
+  /** @type {Map<string, number[]>} */
+  const starts = new Map()
   for (const t of threads) {
     const rec = /** @type {import('./run-data.js').RouteRecord} */ (t.routes)
     const profile = t.profiles.cpu ? readRunProfile(data, t.profiles.cpu) : null
@@ -183,6 +189,14 @@ function routeProfiles (data, threads) {
     }
     const parents = parentsOf(profile)
     const byId = new Map(profile.nodes.map((/** @type {any} */ node) => [node.id, node]))
+    for (const node of profile.nodes) {
+      const frame = node.callFrame
+      if (!frame?.url) continue
+      const key = `${frame.functionName || '(anonymous)'}|${pathOf(frame.url)}`
+      const list = starts.get(key) ?? []
+      if (!list.includes(frame.lineNumber + 1)) list.push(frame.lineNumber + 1)
+      starts.set(key, list)
+    }
     for (const [key, all] of picked) {
       // A request that waits is in flight while the thread idles: those samples are nobody's CPU.
       const indexes = all.filter(i => !IDLE.has(byId.get(profile.samples[i])?.callFrame?.functionName))
@@ -199,7 +213,7 @@ function routeProfiles (data, threads) {
         ms += dt / 1000
         for (let id = profile.samples[i]; id !== undefined; id = parents.get(id)) {
           const frame = byId.get(id)?.callFrame
-          if (frame?.url) entry.functions.add(`${frame.functionName || '(anonymous)'}|${pathOf(frame.url)}`)
+          if (frame?.url) entry.functions.add(`${frame.functionName || '(anonymous)'}|${pathOf(frame.url)}|${frame.lineNumber + 1}`)
         }
       }
       const span = deltas.reduce((a, b) => a + b, 0) + (indexes.length > 0 ? dtOf(times, indexes, indexes.length - 1, n) : 0)
@@ -209,7 +223,7 @@ function routeProfiles (data, threads) {
       out.set(key, entry)
     }
   }
-  return out
+  return { byRoute: out, starts }
 }
 
 /**
