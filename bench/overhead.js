@@ -4,7 +4,9 @@
 //   npm run bench:overhead [-- --duration 8 --rounds 8 --paired false --quick]
 //
 // The server is pinned to CPU 1 and the load (hotpath load -c 50) to CPU 0. Every instrumented variant is started by
-// its tool with the load as its --on-port command, so each tool sees exactly the load window.
+// its tool with the load as its --on-port command, so each tool sees exactly the load window — but 'hotpath observe'
+// (doctor --attach --observe), which attaches to the server started plainly and watches the load as traffic it did not
+// send, from before its warm-up until after it ends: every request is timed by route there.
 //
 // Two things would otherwise be measured instead of the instrumentation:
 // - Waking the load generator. A generator that sleeps between responses has to be woken by the server's writes, and
@@ -39,7 +41,7 @@ import { benchArgs, median, startBenchServer } from './lib/measure.js'
 import { startLineStore } from './lib/line-protocol.js'
 import { cpuGroups } from './lib/cpu-groups.js'
 
-const args = benchArgs({ duration: '8', rounds: '8', servers: 'hello,json,waits', variants: 'off,hotpath-probe,hotpath-flame,hotpath-doctor,clinic-doctor,clinic-flame,0x', paired: 'true' })
+const args = benchArgs({ duration: '8', rounds: '8', servers: 'hello,json,waits', variants: 'off,hotpath-probe,hotpath-flame,hotpath-doctor,hotpath-observe,clinic-doctor,clinic-flame,0x', paired: 'true' })
 const quick = args.quick === 'true'
 const duration = quick ? 3 : Number(args.duration)
 const rounds = quick ? 1 : Number(args.rounds)
@@ -58,6 +60,9 @@ const ALL = [
   { name: 'hotpath-probe', label: 'hotpath probe', wrap: (server, onPort, dir) => [process.execPath, HOTPATH, 'doctor', '--no-profile', '--heap-interval', '0', '--save', dir, '--on-port', onPort, '--', ...server] },
   { name: 'hotpath-flame', label: 'hotpath flame', wrap: (server, onPort, dir) => [process.execPath, HOTPATH, 'flame', '-o', join(dir, 'flame'), '--on-port', onPort, '--', ...server] },
   { name: 'hotpath-doctor', label: 'hotpath doctor', wrap: (server, onPort, dir) => [process.execPath, HOTPATH, 'doctor', '--save', dir, '--on-port', onPort, '--', ...server] },
+  // Production's case: attached to a server started without hotpath, watching traffic it did not send (measure() runs
+  // it: the load is not doctor's).
+  { name: 'hotpath-observe', label: 'hotpath observe', wrap: () => [] },
   { name: 'clinic-doctor', label: 'clinic doctor', wrap: (server, onPort, dir) => [CLINIC, 'doctor', '--collect-only', '--open=false', '--dest', dir, '--on-port', onPort, '--', ...server] },
   { name: 'clinic-flame', label: 'clinic flame', wrap: (server, onPort, dir) => [CLINIC, 'flame', '--collect-only', '--open=false', '--dest', dir, '--on-port', onPort, '--', ...server] },
   { name: '0x', label: '0x', wrap: (server, onPort, dir) => [ZEROX, '--collect-only', '--output-dir', join(dir, '0x'), '--on-port', onPort, '--', ...server] }
@@ -110,6 +115,23 @@ async function measure (variant, serverFile) {
       const plain = await startBenchServer(inGroup(1, ['taskset', '-c', '1', ...server]))
       await run(load(plain.url))
       plain.child.kill('SIGTERM')
+    } else if (variant.name === 'hotpath-observe') {
+      const plain = await startBenchServer(inGroup(1, ['taskset', '-c', '1', ...server]))
+      try {
+        // Attached and observing before the load's warm-up begins, until after it ends.
+        const observe = inGroup(1, ['taskset', '-c', '1', process.execPath, HOTPATH, 'doctor', '--attach', String(plain.child.pid), '--observe', `${duration + 4}s`, '--no-retainers', '--save', dir])
+        const doctor = spawn(observe[0], observe.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] })
+        let said = ''
+        const ended = new Promise((resolve, reject) => doctor.once('exit', (code) => code === 0 ? resolve(undefined) : reject(new Error(`doctor --observe exited ${code}\n${said.slice(-2000)}`))))
+        await new Promise((resolve, reject) => {
+          doctor.stderr.setEncoding('utf8').on('data', (c) => { said += c; if (said.includes('observing')) resolve(undefined) })
+          ended.catch(reject)
+        })
+        await run(load(plain.url))
+        await ended
+      } finally {
+        plain.child.kill('SIGTERM')
+      }
     } else {
       const onPort = load('http://127.0.0.1:$PORT/').map(a => a.includes(' ') ? `'${a}'` : a).join(' ')
       await run(inGroup(1, ['taskset', '-c', '1', ...variant.wrap(server, onPort, dir)]), { NO_INSIGHT: '1' })

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { parseAllDocuments } from 'yaml'
 import { Job } from 'kubernetes-models/batch/v1/Job'
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap'
+import { EphemeralContainer } from 'kubernetes-models/v1/EphemeralContainer'
 import { hotpath } from './helpers/cli.js'
 
 /**
@@ -117,4 +118,47 @@ test('kube --help says how to apply, wait and collect', async () => {
   assert.equal(out.code, 0)
   assert.match(out.stdout, /kubectl logs -l job-name=<name> --tail=-1 \| hotpath merge -/)
   assert.match(out.stdout, /--parallel <N>/)
+})
+
+test('kube --diagnose prints the commands that diagnose one pod under its real traffic: exec, copy out, analyse', async () => {
+  const out = await hotpath(['kube', '--diagnose', 'api-7d9f8c6b5-x2k4q', '--namespace', 'shop', '--container', 'api', '--observe', '90s'])
+  assert.equal(out.code, 0, out.stderr)
+  const lines = out.stdout.split('\n').filter(l => l !== '' && !l.startsWith('#'))
+  assert.match(lines[0], /^kubectl exec -n shop api-7d9f8c6b5-x2k4q -c api -- npx --yes hotpath@\S+ doctor --attach 1 --observe 90s --no-retainers --no-progress --save \/tmp\/hotpath-run$/)
+  assert.equal(lines[1], 'kubectl cp -n shop -c api api-7d9f8c6b5-x2k4q:/tmp/hotpath-run ./hotpath-run')
+  assert.equal(lines[2], 'npx hotpath doctor --analyse ./hotpath-run')
+  // What runs in the pod is a doctor command line hotpath accepts.
+  const inPod = lines[0].split(' -- ')[1].split(' ').slice(3)
+  const help = await hotpath([...inPod.filter(w => w !== '--no-progress').slice(0, 1), '--help'])
+  assert.equal(help.code, 0)
+  assert.match(help.stdout, /--observe/)
+})
+
+test('kube --diagnose --volume prints the ephemeral container\'s spec, which the API schema accepts, sharing the volume', async () => {
+  const out = await hotpath(['kube', '--diagnose', 'api-0', '--container', 'api', '--volume', 'tmp:/tmp', '--pid', '7'])
+  assert.equal(out.code, 0, out.stderr)
+  const json = /cat > hotpath-debug\.json <<'EOF'\n([\s\S]*?)\nEOF/.exec(out.stdout)
+  assert.ok(json, out.stdout)
+  const spec = JSON.parse(json[1])
+  new EphemeralContainer({ image: 'node:22-slim', ...spec }).validate()
+  assert.deepEqual(spec.volumeMounts, [{ name: 'tmp', mountPath: '/tmp' }])
+  assert.deepEqual(spec.env.find((/** @type {any} */ e) => e.name === 'TMPDIR'), { name: 'TMPDIR', value: '/tmp' })
+  assert.match(out.stdout, /\nkubectl debug api-0 -i --target=api --profile=general --image=node:22-slim --custom=hotpath-debug\.json -- npx --yes hotpath@\S+ doctor --attach 7 --observe 60s --no-retainers --no-progress --save \/tmp\/hotpath-run\n/)
+  assert.match(out.stdout, /\nkubectl cp -c api api-0:\/tmp\/hotpath-run \.\/hotpath-run\n/)
+})
+
+test('kube --diagnose refuses a load\'s flags, a URL and a bad volume in one line; --observe without it too', async () => {
+  for (const [args, message] of /** @type {const} */ ([
+    [['--diagnose', 'api-0', '-c', '10'], /--diagnose sends no load: --connections/],
+    [['--diagnose', 'api-0', '--parallel', '2'], /--diagnose sends no load: --parallel/],
+    [['--diagnose', 'api-0', 'http://svc/'], /--diagnose takes a pod, not a URL/],
+    [['--diagnose', 'api-0', '--volume', 'tmp'], /--volume must be <volume name>:<path/],
+    [['--diagnose', 'Api_0'], /--diagnose needs a pod's name/],
+    [['--observe', '60s', '--parallel', '2', 'http://svc/'], /--observe goes with --diagnose <pod>/]
+  ])) {
+    const out = await hotpath(['kube', ...args])
+    assert.equal(out.code, 2, `${args.join(' ')}: ${out.stderr}`)
+    assert.match(out.stderr, message)
+    assert.equal(out.stderr.trim().split('\n').length, 1)
+  }
 })

@@ -3,6 +3,7 @@ import { UsageError } from '../errors.js'
 import { preparePlan } from '../load/load.js'
 import { FILES_DIR, manifests, podCommand } from '../kube/manifest.js'
 import { toYaml } from '../kube/yaml.js'
+import { diagnoseScript } from '../kube/diagnose.js'
 import { VERSION } from '../version.js'
 import { durationFlag, numberFlag } from './args.js'
 import { LOAD_FLAGS, loadOptionsFromFlags } from './load-options.js'
@@ -13,7 +14,8 @@ const { 'socket-path': _socketPath, ...FLAGS } = LOAD_FLAGS
 export const spec = {
   name: 'kube',
   usage: 'hotpath kube [load options] --parallel N [--image I] [--namespace NS] <url>\n' +
-    '       hotpath kube [load options] --parallel N -- <url>',
+    '       hotpath kube [load options] --parallel N -- <url>\n' +
+    '       hotpath kube --diagnose <pod> [--observe 60s] [--container C] [--pid 1] [--volume name:/path]',
   summary: 'Print the Kubernetes manifest that runs this load from N pods: an Indexed Job whose pods each run one\n' +
     'segment (hotpath load --segment auto/N), all starting at one instant a short margin ahead, each printing its result\n' +
     'as JSON between marker lines in its log. Apply it, wait for it, and merge the logs:\n' +
@@ -30,14 +32,22 @@ export const spec = {
     name: { type: 'string', value: 'name', description: 'name of the Job (default: hotpath-<run id>)' },
     'start-in': { type: 'string', value: 'time', description: 'how far ahead the pods start together: time to apply, schedule, pull and install', default: '60s' },
     cpu: { type: 'string', value: 'cpu', description: 'CPU each pod requests and is limited to (default: one per --workers)' },
-    memory: { type: 'string', value: 'size', description: 'memory each pod requests and is limited to (default: 512Mi, +256Mi per extra worker)' }
+    memory: { type: 'string', value: 'size', description: 'memory each pod requests and is limited to (default: 512Mi, +256Mi per extra worker)' },
+    diagnose: { type: 'string', value: 'pod', description: 'instead of a load: print the commands that diagnose this pod under its real traffic (doctor --attach --observe, docs/kubernetes.md)' },
+    observe: { type: 'string', value: 'time', description: 'with --diagnose: how long to watch the traffic', default: '60s' },
+    container: { type: 'string', value: 'name', description: 'with --diagnose: the app\'s container (default: kubectl\'s, the pod\'s first)' },
+    pid: { type: 'string', value: 'N', description: 'with --diagnose: the server\'s pid in its container', default: '1' },
+    volume: { type: 'string', value: 'name:/path', description: 'with --diagnose: a volume the app\'s container mounts at /path: print the ephemeral-container form (kubectl debug), which mounts it too' }
   },
   details: 'The Job: completionMode Indexed, completions = parallelism = N, backoffLimit 0 (a segment run again would\n' +
     'start out of step), activeDeadlineSeconds bounding the whole run, pods spread over nodes (preferred anti-affinity),\n' +
     'requests = limits (Guaranteed QoS). --requests and --body-file travel in a ConfigMap beside it. The pods run the\n' +
     'official node image and npx hotpath at this version (--package hotpath@<version> pins another; --package also takes\n' +
     'a tarball URL or a git spec, for a hotpath not on the npm registry). The nodes\' clocks\n' +
-    'must be in sync (NTP): merge calls segments that began more than 1 s apart out of step.'
+    'must be in sync (NTP): merge calls segments that began more than 1 s apart out of step.\n' +
+    'With --diagnose <pod>, no load: the commands that attach doctor to the pod\'s server and watch its real traffic\n' +
+    '(kubectl exec into its container; with --volume, kubectl debug from an ephemeral container that mounts it too),\n' +
+    'copy the run out (kubectl cp) and read it here (hotpath doctor --analyse).'
 }
 
 /**
@@ -47,6 +57,8 @@ export const spec = {
  */
 export async function run ({ values, positionals, command }, io) {
   const str = (/** @type {string} */ k) => /** @type {string | undefined} */ (values[k])
+  if (str('diagnose') !== undefined) return diagnose(values, [...positionals, ...command], io)
+  for (const k of DIAGNOSE_ONLY) if (values[k] !== undefined) throw new UsageError(`--${k} goes with --diagnose <pod>`)
   const urls = [...positionals, ...command]
   if (urls.length !== 1) throw new UsageError(`kube needs one URL, the load's target as the pods reach it, got ${urls.length === 0 ? 'none' : urls.join(' ')}`)
   const url = urls[0]
@@ -96,6 +108,46 @@ export async function run ({ values, positionals, command }, io) {
   ]
   io.stdout.write(header.map(l => `${l}\n`).join('') + manifests(k).map(toYaml).join('---\n'))
   io.stderr.write(`hotpath kube: run ${run}: ${parallel} pods start together at ${new Date(startAt).toISOString()} (in ${startIn} s) — apply it now, then:\n  ${wait}\n  ${collect}\n`)
+  return 0
+}
+
+/** The flags of --diagnose alone. */
+const DIAGNOSE_ONLY = ['observe', 'container', 'pid', 'volume']
+
+/**
+ * `--diagnose <pod>`: the commands that diagnose one pod under its real traffic, printed as a shell script.
+ * @param {Record<string, unknown>} values
+ * @param {string[]} rest
+ * @param {import('./main.js').Io} io
+ */
+function diagnose (values, rest, io) {
+  const str = (/** @type {string} */ k) => /** @type {string | undefined} */ (values[k])
+  if (rest.length > 0) throw new UsageError(`--diagnose takes a pod, not a URL: '${rest[0]}' is not for it`)
+  const load = Object.keys(FLAGS).concat(['parallel', 'start-in', 'cpu', 'memory', 'name', 'title']).find(k => values[k] !== undefined)
+  if (load !== undefined) throw new UsageError(`--diagnose sends no load: --${load} has nothing to set`)
+  const pod = /** @type {string} */ (str('diagnose'))
+  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(pod) || pod.length > 253) throw new UsageError(`--diagnose needs a pod's name, got '${pod}'`)
+  if (str('namespace') !== undefined) dnsLabel('--namespace', /** @type {string} */ (str('namespace')))
+  if (str('container') !== undefined) dnsLabel('--container', /** @type {string} */ (str('container')))
+  const seconds = /** @type {number} */ (durationFlag('observe', str('observe') ?? '60s'))
+  const pid = /** @type {number} */ (numberFlag('pid', str('pid') ?? '1', { integer: true }))
+  /** @type {{ name: string, path: string } | null} */
+  let volume = null
+  if (str('volume') !== undefined) {
+    const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?):(\/.*)$/.exec(/** @type {string} */ (str('volume')))
+    if (m === null) throw new UsageError(`--volume must be <volume name>:<path where the app's container mounts it>, got '${str('volume')}'`)
+    volume = { name: m[1], path: m[3] }
+  }
+  io.stdout.write(diagnoseScript({
+    pod,
+    namespace: str('namespace'),
+    container: str('container'),
+    pid,
+    seconds,
+    pkg: str('package') ?? `hotpath@${VERSION}`,
+    image: str('image') ?? 'node:22-slim',
+    volume
+  }))
   return 0
 }
 
