@@ -266,8 +266,10 @@ export class Probe {
     // Requests that hardly wait pay the hooks for nothing. A saturated hello server held to half a core ran 43% of the
     // time and queued for a CPU 43%: it read half busy, and was traced a fifth of the time (33 requests in 8 s) for
     // waits it never had. Tracing then goes on rarely, to see the requests start waiting.
+    // Real traffic on a thread with time to spare is traced all along, whatever the requests traced so far waited: its
+    // routes differ, and the one that waits may be a tenth of them.
     const share = this.waits.waitShare
-    if (share !== null && share < WAITS_WORTH) duty = Math.min(duty, RARELY)
+    if (share !== null && share < WAITS_WORTH && !(this.observing && this.busy < TRACE_ALWAYS_BELOW)) duty = Math.min(duty, RARELY)
     this.credit = Math.min(1, this.credit + duty)
     if (this.credit >= 1 - 1e-9) {
       this.credit -= 1
@@ -450,6 +452,7 @@ export class Probe {
     this.credit = 0
     this.look = slice
     this.waits.forget()
+    this.waits.byPath = this.observing ? new Map() : null
     if (this.observing && this.options.runtime !== false) {
       this.routes.start()
       const routes = this.routes

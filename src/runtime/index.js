@@ -17,6 +17,10 @@ export {
 // Profile on demand: a CPU and heap profile of the live process, on a signal, a call or a token-guarded HTTP trigger.
 export { Profiler, profiler } from './profiling.js'
 
+// Diagnose on demand: doctor's probe in this process for N seconds of its real traffic, a run directory for
+// `hotpath doctor --analyse`, on a signal, a call or the same token-guarded HTTP trigger.
+export { Diagnoser, diagnoser } from './diagnosis.js'
+
 // The building blocks, shared with the probe.
 export { Sampler } from '../sampling/sampler.js'
 export { ListenerWatcher } from '../sampling/listeners.js'
@@ -51,3 +55,5 @@ export { registerOtelMetrics } from './metrics/otel.js'
 /** @typedef {import('./profiling.js').CaptureOptions} CaptureOptions */
 /** @typedef {import('./profiling.js').CaptureResult} CaptureResult */
 /** @typedef {import('./profile-trigger.js').HttpTriggerOptions} HttpTriggerOptions */
+/** @typedef {import('./diagnosis.js').DiagnoserOptions} DiagnoserOptions */
+/** @typedef {import('./diagnosis.js').DiagnosisResult} DiagnosisResult */

@@ -1,9 +1,15 @@
-// The HTTP trigger of on-demand profiling: a request handler the app mounts where it chooses, guarded by a bearer
-// token compared in constant time. It answers when the capture's files are written; nothing it does throws into the app.
+// The HTTP trigger of on-demand profiling (and of on-demand diagnosis, diagnosis.js): a request handler the app mounts
+// where it chooses, guarded by a bearer token compared in constant time. It answers when the capture's files are
+// written; nothing it does throws into the app.
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { checkOptions, rule } from './options.js'
 
-/** @typedef {import('./profiling.js').Profiler} Profiler */
+/**
+ * What the trigger starts: the profiler, or the diagnoser (through an adapter of the same shape).
+ * @typedef {object} Capturer
+ * @property {number} duration seconds, unless the request asks for others
+ * @property {(opts: { duration: number, heap?: boolean }) => Promise<{ ok: true, files: string[], duration: number, dir?: string } | { ok: false, reason: string }>} capture
+ */
 
 /**
  * @typedef {object} HttpTriggerOptions
@@ -21,15 +27,16 @@ const TRIGGER_OPTIONS = {
 }
 
 /**
- * @param {Profiler} profiler
+ * @param {Capturer} profiler
  * @param {HttpTriggerOptions} opts
+ * @param {string} [call] what the app called, for its mistakes' messages
  * @returns {(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => void}
  */
-export function httpTrigger (profiler, opts) {
+export function httpTrigger (profiler, opts, call = 'profiler.httpHandler()') {
   // A configuration mistake is reported when the app sets it up, not at a request.
-  checkOptions('profiler.httpHandler()', opts, TRIGGER_OPTIONS)
+  checkOptions(call, opts, TRIGGER_OPTIONS)
   if (typeof opts?.token !== 'string' || opts.token.length < MIN_TOKEN) {
-    throw new TypeError(`profiler.httpHandler(): token must be a secret of at least ${MIN_TOKEN} characters`)
+    throw new TypeError(`${call}: token must be a secret of at least ${MIN_TOKEN} characters`)
   }
   const expected = digest(opts.token)
   const maxDuration = opts.maxDuration ?? 60
@@ -43,7 +50,7 @@ export function httpTrigger (profiler, opts) {
 }
 
 /**
- * @param {Profiler} profiler
+ * @param {Capturer} profiler
  * @param {import('node:http').IncomingMessage} req
  * @param {import('node:http').ServerResponse} res
  * @param {Buffer} expected
@@ -65,7 +72,7 @@ function handle (profiler, req, res, expected, maxDuration) {
   if (!(seconds > 0 && seconds <= maxDuration)) return answer(res, 400, { error: `seconds must be between 0 and ${maxDuration}` })
   const heap = query.has('heap') ? !['0', 'false', 'no'].includes(String(query.get('heap'))) : undefined
   profiler.capture({ duration: seconds, heap }).then((result) => {
-    if (result.ok) answer(res, 200, { files: result.files, duration: result.duration })
+    if (result.ok) answer(res, 200, { ...(result.dir ? { dir: result.dir } : {}), files: result.files, duration: result.duration })
     else if (result.reason === 'busy') answer(res, 409, { error: 'a capture is already running' })
     else if (result.reason === 'closed') answer(res, 503, { error: 'profiling is closed' })
     else answer(res, 500, { error: 'the capture failed' })

@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks'
 import { CAUSE, CAUSE_TRIPS, CTX, DEFERRALS, SPAN } from './wait-spans.js'
 import { rawStack } from './wait-sites.js'
 import { WaitRecorder, waitedMs } from './wait-records.js'
-import { routeOf } from './routes.js'
+import { foldPath, routeOf } from './routes.js'
 
 /** @typedef {import('./sockets.js').Trip} Trip */
 /** @typedef {import('./wait-spans.js').Span} Span */
@@ -98,6 +98,9 @@ export class WaitTracer {
   armed = false
   /** @type {((on: boolean) => void) | null} told when the hooks go on and off: while on, they cost every promise */
   onToggle = null
+  /** @type {Map<string, number> | null} when set (a window on real traffic), the rate applies to each path (ids
+   * folded) apart, and this holds when each was last traced */
+  byPath = null
   #nextId = 1
   #lastStart = -Infinity
   #pausedAt = 0
@@ -225,7 +228,18 @@ export class WaitTracer {
     if (root[CTX] !== undefined) root[CTX] = undefined
     if (!this.armed || !wanted) return
     const now = performance.now()
-    if (now - this.#lastStart < this.#gap || this.#live.size >= this.#maxInFlight) return
+    if (this.#live.size >= this.#maxInFlight) return
+    // Real traffic's routes take turns: a client that calls one route right after another would otherwise have only
+    // the first traced, every time.
+    const routes = this.byPath
+    /** @type {string} */
+    let path = ''
+    if (routes !== null) {
+      path = foldPath(String(res.req?.url ?? '/'))
+      if (now - (routes.get(path) ?? -Infinity) < this.#gap) return
+    } else if (now - this.#lastStart < this.#gap) {
+      return
+    }
     // The second's budget of stacks: spent, no new trace until the next second.
     if (now - this.#budgetAt >= 1000) {
       this.#budgetAt = now
@@ -233,6 +247,10 @@ export class WaitTracer {
     }
     if (this.#stacks >= STACKS_PER_SECOND) return
     this.#lastStart = now
+    if (routes !== null) {
+      if (routes.size >= 1000) routes.clear()
+      routes.set(path, now)
+    }
     this.traced++
     /** @type {Trace} */
     const trace = { id: this.#nextId++, start: now, end: 0, spans: [], stacks: 0, trips: 0, root, abandoned: false }
