@@ -13,11 +13,13 @@ import { fileURLToPath } from 'node:url'
 import { load } from 'hotpath'
 import { jsonApiHandler } from './lib/json-api.js'
 
-const ALL = /** @type {const} */ (['off', 'runtime', 'sampler', 'guard', 'metrics', 'sampler-gc', 'sampler-only', 'listeners', 'agents'])
+const ALL = /** @type {const} */ (['off', 'runtime', 'sampler', 'guard', 'metrics', 'sampler-gc', 'sampler-only', 'listeners', 'agents', 'diagnoser', 'diagnosing'])
 /** @typedef {typeof ALL[number]} Variant */
 // 'guard' and 'metrics' are the two halves of 'runtime', to tell which one costs what: VARIANTS=off,guard,metrics.
 // The probe's parts likewise: VARIANTS=off,sampler-gc,sampler-only,listeners,agents (the sampler with and without its
-// GC observer, each watcher alone).
+// GC observer, each watcher alone). On-demand diagnosis: VARIANTS=off,diagnoser,diagnosing — the diagnoser set up with
+// its HTTP trigger mounted and never asked (its cost while off), and one diagnosing all along (doctor's probe in the
+// process, observing: its cost while on).
 const VARIANTS = /** @type {Variant[]} */ ((process.env.VARIANTS ?? 'off,runtime,sampler').split(',').filter(v => ALL.includes(/** @type {Variant} */ (v))))
 if (VARIANTS[0] !== 'off') VARIANTS.unshift('off')
 
@@ -51,6 +53,17 @@ async function serve (variant) {
   } else if (variant === 'agents') {
     const { AgentWatcher } = await import('hotpath/runtime')
     new AgentWatcher().start()
+  } else if (variant === 'diagnoser' || variant === 'diagnosing') {
+    const { mkdtempSync } = await import('node:fs')
+    const { tmpdir } = await import('node:os')
+    const { join } = await import('node:path')
+    const { diagnoser } = await import('hotpath/runtime')
+    const d = diagnoser({ dir: mkdtempSync(join(tmpdir(), 'hotpath-bench-diagnosis-')), duration: 3600 })
+    const trigger = d.httpHandler({ token: 'a-bench-token-of-24-chars' })
+    const app = handler
+    handler = (req, res) => req.url?.startsWith('/debug/diagnose') ? trigger(req, res) : app(req, res)
+    // Diagnosing for the whole benchmark, from once the server listens.
+    if (variant === 'diagnosing') setTimeout(() => { d.run().then((/** @type {any} */ r) => { if (!r.ok) console.error(`diagnosis: ${r.reason} ${r.error ?? ''}`) }) }, 200)
   } else if (variant === 'sampler') {
     const { Sampler, ListenerWatcher, AgentWatcher } = await import('hotpath/runtime')
     let n = 0
@@ -190,7 +203,9 @@ async function main () {
     'sampler-gc': ['sampler at 10 ms, GC observer on    ', ''],
     'sampler-only': ['sampler at 10 ms, no GC observer    ', ''],
     listeners: ['listener watcher alone             ', ''],
-    agents: ['agent watcher alone                ', '']
+    agents: ['agent watcher alone                ', ''],
+    diagnoser: ['diagnoser set up, never asked      ', 'nothing'],
+    diagnosing: ['diagnosing: doctor\'s probe observing', '']
   }
   for (const v of VARIANTS.slice(1)) {
     const [label, budget] = labels[v]
