@@ -158,7 +158,7 @@ export class Diagnoser {
    * @returns {Promise<DiagnosisResult>}
    */
   async diagnose (seconds, stopped) {
-    /** @type {import('../run/channel.js').ProbeChannel | null} */
+    /** @type {import('../run/target/probe-channel.js').ProbeChannel | null} */
     let channel = null
     try {
       // The directory is checked before anything is put into the process: a refused one costs the app nothing.
@@ -166,11 +166,11 @@ export class Diagnoser {
       const runDir = join(this.dir, `diagnosis-${process.pid}-${new Date().toISOString().replace(/[:.]/g, '-')}-${unguessable()}`)
       // Closed to others while the probe writes into it; its files are made 0600 before it is handed over.
       await mkdir(runDir, { mode: 0o700 })
-      const { ProbeChannel } = await import('../run/channel.js')
+      const { ProbeChannel } = await import('../run/target/probe-channel.js')
       const { attach } = await import('../probe/attach-entry.js')
       const { COMMAND, MESSAGE } = await import('../probe-protocol.js')
       const { profileIntervalFor } = await import('../run/profile-interval.js')
-      const { hostNow, hostUseSince } = await import('../run/host-use.js')
+      const { hostNow, hostUseSince } = await import('../run/host/host-use.js')
       const { VERSION } = await import('../version.js')
       const ch = channel = new ProbeChannel()
       await ch.listen()
@@ -256,7 +256,7 @@ export function diagnoser (opts) {
 
 /**
  * The next message of a type on the channel, or after `timeout` ms, nothing.
- * @param {import('../run/channel.js').ProbeChannel} channel
+ * @param {import('../run/target/probe-channel.js').ProbeChannel} channel
  * @param {string} type
  * @param {number} timeout
  * @returns {Promise<any>}
