@@ -50,7 +50,7 @@ export const RECORD = /** @type {const} */ ({
   /** the classes the app constructs and where, for naming a wait's queue (src/sampling/pools.js) */
   CONSTRUCTIONS: 'constructions',
   WAITS: 'waits',
-  /** an observing window's requests by method and route, with each one's interval (src/sampling/routes.js) */
+  /** an observing window's requests by method and route, with each one's interval (src/sampling/route-timer.js) */
   ROUTES: 'routes',
   /** the wait tracer or the CPU profiler switched on or off in the window: their cost, told apart from the server's */
   INSTRUMENT: 'instrument',
@@ -120,7 +120,7 @@ export const RECORD = /** @type {const} */ ({
  *   | ({ type: typeof RECORD.RUNTIME_HOOKS, time: number } & import('./probe/runtime-hooks.js').RuntimeState)
  *   | { type: typeof RECORD.INSTRUMENT, what: 'trace' | 'profile', on: boolean, time: number }
  *   | ({ type: typeof RECORD.WAITS, time: number, traces: unknown[] } & Record<string, unknown>)
- *   | { type: typeof RECORD.ROUTES, time: number, origin: number, routes: import('./sampling/routes.js').RouteFigures[], intervals: number[], dropped: number }
+ *   | { type: typeof RECORD.ROUTES, time: number, origin: number, routes: import('./sampling/route-timer.js').RouteFigures[], intervals: number[], dropped: number }
  *   | { type: typeof RECORD.PROFILES, time: number, cpu?: string, heapAllocations?: string, heapRetained?: string }
  *   | { type: typeof RECORD.SCRIPTS, time: number, ms: number, scripts: { url: string, source: string }[] }
  *   | { type: typeof RECORD.GC_TRACE, tid: number, events: number[][] }

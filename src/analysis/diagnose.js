@@ -6,7 +6,7 @@ import { decide } from './rules.js'
 import { runFailure } from './run-failure.js'
 import { runWarnings, sourceMapWarnings } from './run-warnings.js'
 import { computeSignals } from './signals.js'
-import { computeRoutes } from './routes.js'
+import { computeRoutes } from './route-signals.js'
 
 /**
  * doctor's verdict as facts: categories, numbers, units, places and stable names, no sentences. The report layer
@@ -30,7 +30,7 @@ import { computeRoutes } from './routes.js'
  * @property {true} [observed] the window watched the traffic the server got (`--observe`): no load was sent, and
  *   `traffic` says what the probe counted
  * @property {Traffic} [traffic] with `observed`: the requests the server served in the window
- * @property {import('./routes.js').RouteSignal[]} [routes] with `observed`: the window's figures by route, busiest first
+ * @property {import('./route-signals.js').RouteSignal[]} [routes] with `observed`: the window's figures by route, busiest first
  * @property {ProcessSummary[]} processes
  * @property {{ dir: string, command: string[], url: string, window: { start: number, end: number }, exit: { code: number | null, signal: string | null, crashed: boolean }, aborted: boolean, stderr: string[] }} run
  */
@@ -128,7 +128,7 @@ function snapshotFacts (run, s) {
  * @param {import('./run-data.js').RunData} data
  * @param {import('./signals.js').Signals} signals
  * @param {import('./culprits.js').Culprit[]} culprits
- * @returns {{ observed: true, traffic: Traffic, routes?: import('./routes.js').RouteSignal[] }}
+ * @returns {{ observed: true, traffic: Traffic, routes?: import('./route-signals.js').RouteSignal[] }}
  */
 function observedOf (data, signals, culprits) {
   const requests = signals.requests.finished

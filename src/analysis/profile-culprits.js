@@ -52,7 +52,7 @@ function buildCpuCulprits (data, threads, appRoot, cwd) {
 }
 
 /**
- * The CPU culprits of some threads' profiles, given (a part of a profile: an observed route's samples, routes.js).
+ * The CPU culprits of some threads' profiles, given (a part of a profile: an observed route's samples, route-signals.js).
  * @param {import('./run-data.js').RunData} data
  * @param {{ thread: ThreadRecord, profile: any }[]} read
  * @param {string} appRoot

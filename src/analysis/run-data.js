@@ -53,7 +53,7 @@ import { mapRunSites } from './run-sites.js'
  * @typedef {object} RouteRecord an observing window's requests by route, as one thread's probe timed them
  * @property {number} time epoch ms the window closed
  * @property {number} origin µs of the monotonic clock (the CPU profile's) at the probe's performance.now() = 0
- * @property {import('../sampling/routes.js').RouteFigures[]} routes
+ * @property {import('../sampling/route-timer.js').RouteFigures[]} routes
  * @property {number[]} intervals [start ms, end ms, index into routes] per request, on performance.now()'s clock
  * @property {number} dropped requests whose interval was not kept (beyond the probe's cap)
  */

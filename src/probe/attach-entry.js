@@ -23,24 +23,34 @@ const ATTACHED = Symbol.for('hotpath.attached')
  */
 
 /**
- * Starts the probe in this process and reports the servers already listening. Called once, from the inspector.
+ * @typedef {{ send: (message: import('../probe-protocol.js').ProbeMessage) => void, close: () => void }} ProbeLink the
+ *   probe's end of its channel
+ */
+
+/**
+ * Starts the probe in this process and reports the servers already listening. Called once, from the inspector — or by
+ * hotpath/runtime's diagnoser (src/runtime/diagnoser.js), which drives the probe from within the process and gives
+ * its own `link` instead of a channel's socket.
  * @param {AttachSettings} settings
+ * @param {(onCommand: (command: import('../probe-protocol.js').ProbeCommand) => void) => ProbeLink} [link]
  * @returns {{ ok: true, pid: number, servers: number } | { ok: false, reason: string }}
  */
-export function attach (settings) {
+export function attach (settings, link) {
   const g = /** @type {any} */ (globalThis)
   if (g[ATTACHED]) return { ok: false, reason: 'another hotpath is attached to it' }
   // A process too busy to load the probe in time gets here after hotpath gave up and removed its channel: nothing to
   // attach to, and no one to tell the probe to leave.
-  if (!existsSync(settings.HOTPATH_CHANNEL)) return { ok: false, reason: 'hotpath is gone' }
+  if (link === undefined && !existsSync(settings.HOTPATH_CHANNEL)) return { ok: false, reason: 'hotpath is gone' }
   /** @type {Probe | null} */
   let probe = null
   /** @type {(() => Promise<void>) | null} */
   let leave = null
-  const channel = openChannel(settings.HOTPATH_CHANNEL, (command) => {
+  /** @param {import('../probe-protocol.js').ProbeCommand} command */
+  const onCommand = (command) => {
     if (command?.type === COMMAND.DETACH) leave?.().then(() => channel.send({ type: MESSAGE.DETACHED, pid: process.pid, threadId: 0 }))
     else probe?.onCommand(command)
-  }, () => { leave?.() })
+  }
+  const channel = link ? link(onCommand) : openChannel(settings.HOTPATH_CHANNEL, onCommand, () => { leave?.() })
   probe = new Probe({
     runDir: settings.HOTPATH_RUN_DIR,
     channel,
@@ -98,14 +108,14 @@ export function addServers (servers) {
 
 /** @typedef {{ server: net.Server, event: string, listener: (...args: any[]) => void }} Added */
 
-/** @type {{ probe: Probe, channel: ReturnType<typeof openChannel>, watched: Added[] } | null} the attachment now */
+/** @type {{ probe: Probe, channel: ProbeLink, watched: Added[] } | null} the attachment now */
 let current = null
 
 /**
  * The servers already listening — the probe came after their listen() — reported as preload.js reports new ones;
  * the listeners the probe adds to each are kept in `added`, to take off again.
  * @param {Probe} probe
- * @param {ReturnType<typeof openChannel>} channel
+ * @param {ProbeLink} channel
  * @param {unknown[]} candidates
  * @param {Added[]} added
  * @returns {number} the servers found listening

@@ -47,7 +47,7 @@ export class RequestTracker {
     /** @type {((res: any, port: number) => void) | null} called in each request's own async context (the wait tracer) */
     this.onRequest = null
     /** @type {((req: any, res: any, port: number) => void) | null} called for every request while a window observes
-     * real traffic (routes.js) */
+     * real traffic (route-timer.js) */
     this.onObserved = null
   }
 

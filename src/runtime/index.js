@@ -19,7 +19,7 @@ export { Profiler, profiler } from './profiling.js'
 
 // Diagnose on demand: doctor's probe in this process for N seconds of its real traffic, a run directory for
 // `hotpath doctor --analyse`, on a signal, a call or the same token-guarded HTTP trigger.
-export { Diagnoser, diagnoser } from './diagnosis.js'
+export { Diagnoser, diagnoser } from './diagnoser.js'
 
 // The building blocks, shared with the probe.
 export { Sampler } from '../sampling/sampler.js'
@@ -55,5 +55,5 @@ export { registerOtelMetrics } from './metrics/otel.js'
 /** @typedef {import('./profiling.js').CaptureOptions} CaptureOptions */
 /** @typedef {import('./profiling.js').CaptureResult} CaptureResult */
 /** @typedef {import('./profile-trigger.js').HttpTriggerOptions} HttpTriggerOptions */
-/** @typedef {import('./diagnosis.js').DiagnoserOptions} DiagnoserOptions */
-/** @typedef {import('./diagnosis.js').DiagnosisResult} DiagnosisResult */
+/** @typedef {import('./diagnoser.js').DiagnoserOptions} DiagnoserOptions */
+/** @typedef {import('./diagnoser.js').DiagnosisResult} DiagnosisResult */

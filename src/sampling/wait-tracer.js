@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks'
 import { CAUSE, CAUSE_TRIPS, CTX, DEFERRALS, SPAN } from './wait-spans.js'
 import { rawStack } from './wait-sites.js'
 import { WaitRecorder, waitedMs } from './wait-records.js'
-import { foldPath, routeOf } from './routes.js'
+import { foldPath, routeOf } from './route-timer.js'
 
 /** @typedef {import('./sockets.js').Trip} Trip */
 /** @typedef {import('./wait-spans.js').Span} Span */
@@ -73,7 +73,7 @@ const MAX_TRIPS = 1000
  *   ended it (-1: none), whether this request wrote that trip (1; 0 when another context did — a pool that queued the
  *   request's query wrote it later, from someone else's callback; -1: no trip), the span it began in (index, -1: none),
  *   the ms of that trip spent behind replies to earlier operations (-1: no trip; see Trip's `ahead`)]
- * @property {string} [route] `GET /orders/:id`: the request's method and route (routes.js)
+ * @property {string} [route] `GET /orders/:id`: the request's method and route (route-timer.js)
  */
 
 /**

@@ -19,7 +19,8 @@ const ALLOWED = {
   heap: ['shared', 'profile'],
   kube: ['shared'],
   probe: ['shared', 'sampling', 'profile'],
-  runtime: ['shared', 'sampling', 'profile'],
+  // The runtime's on-demand diagnosis runs doctor's probe in its own process (both run inside the target).
+  runtime: ['shared', 'sampling', 'profile', 'probe'],
   run: ['shared', 'load'],
   analysis: ['shared', 'load', 'sampling', 'profile'],
   report: ['shared', 'load', 'sampling', 'profile', 'analysis'],

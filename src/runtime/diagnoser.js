@@ -2,11 +2,13 @@
 // (what `hotpath doctor --attach <pid> --observe` does from outside), its run directory written privately, for
 // `hotpath doctor --analyse <dir>` to read anywhere — copied out of a pod with `kubectl cp`. Triggered by a signal, a
 // call, or the token-guarded HTTP trigger the app chooses to mount. The probe is the attached one (attach-entry.js),
-// talking over a unix socket of this process to the window's driver below; when the window closes it takes out
-// everything it put in, as after `--attach`. Until a diagnosis is asked for, none of it is loaded.
+// driven by the window below through a link within the process (no socket); when the window closes it takes out
+// everything it put in, as after `--attach`. Until a diagnosis is asked for, none of it is loaded. (Not the words of
+// doctor's diagnosis: those are src/report/words/diagnosis.js.)
 // Once set up, nothing here throws into the host app or keeps its process alive; a bad option throws when it is given.
+import { EventEmitter } from 'node:events'
 import { chmod, mkdir, readdir } from 'node:fs/promises'
-import { constants } from 'node:os'
+import os, { constants } from 'node:os'
 import { join, resolve } from 'node:path'
 import { isMainThread } from 'node:worker_threads'
 import { checkOptions, rule } from './options.js'
@@ -158,54 +160,56 @@ export class Diagnoser {
    * @returns {Promise<DiagnosisResult>}
    */
   async diagnose (seconds, stopped) {
-    /** @type {import('../run/target/probe-channel.js').ProbeChannel | null} */
-    let channel = null
+    /** @type {((command: any) => void) | null} the probe's commands, once it is attached */
+    let command = null
     try {
       // The directory is checked before anything is put into the process: a refused one costs the app nothing.
       await checkProfileDir(this.dir, { private: this.privateDir })
       const runDir = join(this.dir, `diagnosis-${process.pid}-${new Date().toISOString().replace(/[:.]/g, '-')}-${unguessable()}`)
       // Closed to others while the probe writes into it; its files are made 0600 before it is handed over.
       await mkdir(runDir, { mode: 0o700 })
-      const { ProbeChannel } = await import('../run/target/probe-channel.js')
       const { attach } = await import('../probe/attach-entry.js')
       const { COMMAND, MESSAGE } = await import('../probe-protocol.js')
-      const { profileIntervalFor } = await import('../run/profile-interval.js')
-      const { hostNow, hostUseSince } = await import('../run/host/host-use.js')
       const { VERSION } = await import('../version.js')
-      const ch = channel = new ProbeChannel()
-      await ch.listen()
-      // The channel never holds the process: an app that exits mid-diagnosis exits.
-      ch.server.unref()
-      ch.on('peer', (peer) => peer.socket.unref())
+      // The probe's messages, as hotpath's end of a channel would receive them.
+      const messages = new EventEmitter()
       /** @type {any[]} */
       const listening = []
-      ch.on('message', (m) => { if (m?.type === MESSAGE.LISTENING) listening.push(m) })
-      const hello = nextMessage(ch, MESSAGE.HELLO, START_MS)
-      const profileInterval = profileIntervalFor(seconds)
-      const attached = attach({ HOTPATH_CHANNEL: ch.path, HOTPATH_RUN_DIR: runDir, HOTPATH_INTERVAL: '10', HOTPATH_RUNTIME: '1', HOTPATH_PROFILE_INTERVAL: String(profileInterval) })
+      messages.on('message', (/** @type {any} */ m) => { if (m?.type === MESSAGE.LISTENING) listening.push(m) })
+      const hello = nextMessage(messages, MESSAGE.HELLO, START_MS)
+      // As doctor chooses it: about 1,000 samples over the window, every 1 to 10 ms.
+      const profileInterval = Math.min(10000, Math.max(1000, Math.round(seconds * 1000)))
+      const settings = { HOTPATH_CHANNEL: '', HOTPATH_RUN_DIR: runDir, HOTPATH_INTERVAL: '10', HOTPATH_RUNTIME: '1', HOTPATH_PROFILE_INTERVAL: String(profileInterval) }
+      const attached = attach(settings, (onCommand) => {
+        command = onCommand
+        // Delivered a turn later, as from a socket: the probe's writer is never re-entered by its reader.
+        return { send: (message) => { setImmediate(() => messages.emit('message', message)) }, close: () => {} }
+      })
       if (!attached.ok) throw new Error(`the probe did not start: ${attached.reason}`)
+      const send = /** @type {(command: any) => void} */ (/** @type {unknown} */ (command))
       await hello
       const server = listening.find(l => l.http) ?? listening[0]
       if (server === undefined) throw new Error('no server listens on the main thread')
       const host = server.address === '::' || server.address === '0.0.0.0' || server.address === '' ? '127.0.0.1' : server.address
-      const started = nextMessage(ch, MESSAGE.STARTED, START_MS)
+      const started = nextMessage(messages, MESSAGE.STARTED, START_MS)
       const startedAt = Date.now()
-      ch.broadcast({ type: COMMAND.LOAD_START, time: startedAt, port: server.port, observe: true })
+      send({ type: COMMAND.LOAD_START, time: startedAt, port: server.port, observe: true })
       await started
       const windowStart = Date.now()
-      const hostStart = hostNow()
+      const machineStart = machineBusyMs()
       await lasting(seconds, stopped)
       const windowEnd = Date.now()
-      const hostUse = hostUseSince(hostStart, /** @type {any} */ ({ pid: process.pid, channel: ch }))
-      /** @type {Promise<any>} */
-      const stoppedAck = nextMessage(ch, MESSAGE.STOPPED, STOP_MS)
-      ch.broadcast({ type: COMMAND.LOAD_STOP, time: windowEnd })
+      const cpus = os.cpus()
+      // The machine's figures as doctor records them: no hotpath process of its own (ownCpuMs), and its other processes
+      // not read (the analysis then tells a busy machine by the cores' busy time alone).
+      const hostUse = { cores: cpus.length, busyMs: machineBusyMs() - machineStart, ownCpuMs: 0, model: cpus[0]?.model ?? 'unknown', platform: os.platform(), release: os.release(), arch: os.arch(), memory: os.totalmem() }
+      const stoppedAck = nextMessage(messages, MESSAGE.STOPPED, STOP_MS)
+      send({ type: COMMAND.LOAD_STOP, time: windowEnd })
       await stoppedAck
-      const detached = nextMessage(ch, MESSAGE.DETACHED, START_MS)
-      ch.broadcast({ type: COMMAND.DETACH })
+      const detached = nextMessage(messages, MESSAGE.DETACHED, START_MS)
+      send({ type: COMMAND.DETACH })
       await detached
-      ch.close()
-      channel = null
+      command = null
       const names = await readdir(runDir)
       /** @type {import('../run/doctor-run.js').RunRecord} */
       const record = {
@@ -238,8 +242,8 @@ export class Diagnoser {
       } catch {}
       return { ok: false, reason: 'failed', error: error.message }
     } finally {
-      // A diagnosis that failed midway still takes the probe out: closing its channel makes it leave.
-      /** @type {any} */ (channel)?.close()
+      // A diagnosis that failed midway still takes the probe out.
+      try { /** @type {any} */ (command)?.({ type: 'detach' }) } catch {}
     }
   }
 }
@@ -254,9 +258,14 @@ export function diagnoser (opts) {
   return new Diagnoser(opts)
 }
 
+/** CPU time every core of the machine has spent busy, in ms. */
+function machineBusyMs () {
+  return os.cpus().reduce((a, c) => a + c.times.user + c.times.nice + c.times.sys + c.times.irq, 0)
+}
+
 /**
- * The next message of a type on the channel, or after `timeout` ms, nothing.
- * @param {import('../run/target/probe-channel.js').ProbeChannel} channel
+ * The next message of a type from the probe, or after `timeout` ms, nothing.
+ * @param {EventEmitter} channel
  * @param {string} type
  * @param {number} timeout
  * @returns {Promise<any>}
