@@ -182,8 +182,8 @@ export class Diagnoser {
       const settings = { HOTPATH_CHANNEL: '', HOTPATH_RUN_DIR: runDir, HOTPATH_INTERVAL: '10', HOTPATH_RUNTIME: '1', HOTPATH_PROFILE_INTERVAL: String(profileInterval) }
       const attached = attach(settings, (onCommand) => {
         command = onCommand
-        // Delivered a turn later, as from a socket: the probe's writer is never re-entered by its reader.
-        return { send: (message) => { setImmediate(() => messages.emit('message', message)) }, close: () => {} }
+        // Delivered at once: what listens here only notes them.
+        return { send: (message) => { try { messages.emit('message', message) } catch {} }, close: () => {} }
       })
       if (!attached.ok) throw new Error(`the probe did not start: ${attached.reason}`)
       const send = /** @type {(command: any) => void} */ (/** @type {unknown} */ (command))
