@@ -19,7 +19,7 @@ import { withExperiments } from '../analysis/recommendations.js'
 /** @type {import('./args.js').CommandSpec} */
 export const spec = {
   name: 'doctor',
-  usage: 'hotpath doctor [options] -- <command...>\n       hotpath doctor [options] --attach <pid>\n       hotpath doctor --analyse <run-dir>',
+  usage: 'hotpath doctor [options] -- <command...>\n       hotpath doctor [options] --attach <pid>\n       hotpath doctor --attach <pid> --observe <time>\n       hotpath doctor --analyse <run-dir>',
   summary: 'Start a server with hotpath\'s probe, load it, and say which class of problem it has — event-loop, io, gc,\n' +
     'memory-leak or healthy — with the evidence, the function, file and line to blame, and what to do. Works for any\n' +
     'command that runs node (node app.js, npm start, node --import tsx app.ts), cluster workers and worker threads.',
@@ -47,6 +47,7 @@ export const spec = {
     '  hotpath doctor -- node --import tsx server.ts   # TypeScript: lines of the .ts files (docs/source-maps.md)\n' +
     '  hotpath doctor --on-port \'hotpath load -R 500 -d 30 http://127.0.0.1:$PORT/\' -- node server.js\n' +
     '  hotpath doctor --attach 4242       # a server already running, started without hotpath (Linux)\n' +
+    '  hotpath doctor --attach 4242 --observe 60s   # production: no load sent, its own traffic, by route\n' +
     'The rules behind each verdict: docs/diagnosis.md'
 }
 
