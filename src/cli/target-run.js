@@ -17,7 +17,7 @@ export const TARGET_FLAGS = {
   attach: { type: 'string', value: 'pid', description: 'attach to this running Node process instead of starting one (Linux, same user or root; see docs/attach.md)' },
   'listen-timeout': { type: 'string', value: 'time', description: 'how long to wait for the target to listen', default: '30s' },
   'on-port': { type: 'string', value: 'command', description: 'run this shell command as the load instead ($PORT is set)' },
-  observe: { type: 'string', value: 'time', description: 'send no load: watch the traffic the server gets for this long, by route (production, with --attach; see docs/attach.md)' },
+  observe: { type: 'string', value: 'time', description: 'send no load: watch the traffic the server gets for this long, by route (docs/doctor.md)' },
   'no-progress': { type: 'boolean', description: 'no progress bar' }
 }
 
