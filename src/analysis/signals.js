@@ -110,7 +110,10 @@ export function computeSignals (data) {
   // between turns of the loop, so a request that starts and ends within one (a synchronous handler) is never seen: it
   // held the server for at least its CPU time, which is therefore the floor.
   const littleMs = counted.finished > 0 ? counted.inflightMean / (counted.finished / (measured.seconds * 1000)) : 0
-  const serverTimeMean = Math.max(littleMs, cpuPerRequestMs)
+  // An observed window times every request itself (--observe): that is the mean, where Little's law would miss the
+  // requests on connections opened before an attached probe began to watch them.
+  const timed = timedRequests(serving.threads)
+  const serverTimeMean = timed.requests > 0 ? Math.max(timed.totalMs / timed.requests, cpuPerRequestMs) : Math.max(littleMs, cpuPerRequestMs)
   const backends = localBackends(data, serving.processThreads, seconds)
 
   return {
@@ -197,4 +200,20 @@ function listenerGrowth (data, threads) {
       threadId: t.threadId
     })))
     .sort((a, b) => b.count - a.count)
+}
+
+/**
+ * The requests an observing probe timed on the serving threads, and their time on the server in all.
+ * @param {import('./run-data.js').ThreadRecord[]} threads
+ */
+function timedRequests (threads) {
+  let requests = 0
+  let totalMs = 0
+  for (const t of threads) {
+    for (const r of t.routes?.routes ?? []) {
+      requests += r.requests
+      totalMs += r.totalMs
+    }
+  }
+  return { requests, totalMs }
 }
