@@ -68,6 +68,25 @@ export function unhookConnect () {
 const watched = new WeakSet()
 
 /**
+ * Client sockets opened before the hook was set — a pool's connections in a process hotpath attached to — are watched
+ * from now on: what they speak is told from their next write (protocols/detect.js reads a stream joined midway).
+ * Node lists its open handles only through process._getActiveHandles(); without it, they stay unwatched.
+ * @param {{ watch: (socket: any, target: { host?: string, port?: number }, above: Function) => void }} w
+ */
+export function watchOpenSockets (w) {
+  const list = /** @type {any} */ (process)._getActiveHandles
+  if (typeof list !== 'function') return
+  for (const s of list.call(process)) {
+    // (a server's own connections carry their server: never touched)
+    if (!(s instanceof net.Socket) || watched.has(s) || s.destroyed || s.connecting || /** @type {any} */ (s).server || s.remotePort === undefined) continue
+    try {
+      watched.add(s)
+      w.watch(s, { host: s.remoteAddress, port: s.remotePort }, watchOpenSockets)
+    } catch {}
+  }
+}
+
+/**
  * connect(port, host), connect(path), connect({ port, host } | { path }), or the array net.connect normalises to.
  * @param {any[]} args
  * @returns {{ host?: string, port?: number, path?: string }}

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import { executionAsyncId } from 'node:async_hooks'
-import { hookConnect, watchers } from './connect-hook.js'
+import { hookConnect, watchers, watchOpenSockets } from './connect-hook.js'
 import { SocketTrips } from './socket-trips.js'
 import { appSite, captureStack } from './stack.js'
 
@@ -106,6 +106,7 @@ export class SocketWatcher {
     this.#active = true
     watchers.add(this)
     hookConnect()
+    watchOpenSockets(this)
   }
 
   stop () {
@@ -145,8 +146,12 @@ export class SocketWatcher {
     // Taken now, while the frames of whoever opens the connection (a pool, a client class, the app) are on the stack.
     const trips = new SocketTrips(this, socket, target, captureStack(above, 40))
     const onOpen = () => trips.opened()
-    socket.once('connect', onOpen)
-    socket.once('secureConnect', onOpen)
+    // (one opened before the watch began, seen on attach, is open already)
+    if (!socket.connecting && socket.remotePort !== undefined) onOpen()
+    else {
+      socket.once('connect', onOpen)
+      socket.once('secureConnect', onOpen)
+    }
     socket.once('close', () => trips.closed())
 
     const write = socket.write
