@@ -14,6 +14,8 @@ export const COMMAND = /** @type {const} */ ({
   HEAP_SNAPSHOT: 'heap-snapshot',
   HEAP_SAMPLING_START: 'heap-sampling-start',
   HEAP_SAMPLING_STOP: 'heap-sampling-stop',
+  /** a full collection after the load, to see whether the heap it left is let go a moment later */
+  HEAP_SETTLE: 'heap-settle',
   /** an attached probe takes out what it put in and leaves the process */
   DETACH: 'detach'
 })
@@ -29,6 +31,8 @@ export const MESSAGE = /** @type {const} */ ({
   HEAP_SNAPSHOT_DONE: 'heap-snapshot-done',
   HEAP_SAMPLING_STARTED: 'heap-sampling-started',
   HEAP_SAMPLING_DONE: 'heap-sampling-done',
+  /** the heap after the full collection `heap-settle` asked for */
+  HEAP_SETTLED: 'heap-settled',
   /** an attached process is exiting (hotpath did not start it, so it cannot wait for it) */
   EXIT: 'exit',
   DETACHED: 'detached'
@@ -75,6 +79,7 @@ export const RECORD = /** @type {const} */ ({
  *   | { type: typeof COMMAND.HEAP_SNAPSHOT, name: string }
  *   | { type: typeof COMMAND.HEAP_SAMPLING_START, interval: number, includeCollected?: boolean }
  *   | { type: typeof COMMAND.HEAP_SAMPLING_STOP, name: string, collect?: boolean }
+ *   | { type: typeof COMMAND.HEAP_SETTLE }
  *   | { type: typeof COMMAND.DETACH }} ProbeCommand
  */
 
@@ -94,6 +99,7 @@ export const RECORD = /** @type {const} */ ({
  *   | { type: typeof MESSAGE.HEAP_SNAPSHOT_DONE, pid: number, name: string, bytes?: number, ms?: number, error?: string }
  *   | { type: typeof MESSAGE.HEAP_SAMPLING_STARTED, pid: number, error?: string }
  *   | { type: typeof MESSAGE.HEAP_SAMPLING_DONE, pid: number, name?: string, error?: string }
+ *   | { type: typeof MESSAGE.HEAP_SETTLED, pid: number, heapUsed?: number, error?: string }
  *   | { type: typeof MESSAGE.EXIT, pid: number, code: number }
  *   | { type: typeof MESSAGE.DETACHED, pid: number, threadId: number }} ProbeMessage
  */

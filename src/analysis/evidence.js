@@ -1,6 +1,6 @@
 // The figures behind a verdict, each against its threshold, as facts: the report words each row
 // (src/report/words/evidence.js) from its signal, state and facts.
-import { growingCostOf, isLeak, ruleFor, RULES } from './rules.js'
+import { growingCostOf, heldForAWhile, isLeak, ruleFor, RULES } from './rules.js'
 import { THRESHOLDS } from './thresholds.js'
 import { agentRows, outgoingRows, waitRows } from './evidence-waits.js'
 
@@ -115,9 +115,11 @@ function memoryRows (s) {
         ? 'leak'
         : s.memory.trend === null
           ? 'too-few-seconds'
-          : !s.memory.trend.settled && s.memory.trend.fullCollections < 2 && s.memory.trend.slope > THRESHOLDS.leakBytes / s.window.seconds
-              ? 'rising-unconfirmed'
-              : 'flat',
+          : heldForAWhile(s)
+            ? 'released'
+            : !s.memory.trend.settled && s.memory.trend.fullCollections < 2 && s.memory.trend.slope > THRESHOLDS.leakBytes / s.window.seconds
+                ? 'rising-unconfirmed'
+                : 'flat',
       facts: {}
     }
   ]

@@ -208,6 +208,9 @@ export function isLeak (s) {
     // account for half of it at least, so that a cache filled once at the first requests is not a leak; its t is
     // not asked for, as three full collections (a short run's usual count) give it one degree of freedom.
     const rise = /** @type {number} */ (t.rise)
+    // A leak keeps what it took; what the load held for a while (a cache whose entries expire, a parse kept a few
+    // seconds) is let go once the load stops: full collections after it found half of it gone or more.
+    if (heldForAWhile(s)) return false
     return rise >= THRESHOLDS.leakBytes && rise >= THRESHOLDS.leakRatio * t.start && t.growth >= rise / 2
   }
   if (t.basis === 'floor') {
@@ -217,6 +220,15 @@ export function isLeak (s) {
     return t.t >= 2 * THRESHOLDS.leakT && t.growth >= 2 * THRESHOLDS.leakBytes && t.growth >= THRESHOLDS.leakRatio * t.start
   }
   return t.t >= THRESHOLDS.leakT && t.growth >= THRESHOLDS.leakBytes && t.growth >= THRESHOLDS.leakRatio * t.start
+}
+
+/**
+ * Whether the heap the load left was let go within seconds of its end, with no load on: held for a while, not leaked.
+ * @param {Signals} s
+ */
+export function heldForAWhile (s) {
+  const t = s.memory.trend
+  return t !== null && t.settled && t.rise !== null && t.rise > 0 && t.released != null && t.released >= t.rise / 2
 }
 
 /**

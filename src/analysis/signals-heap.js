@@ -18,6 +18,8 @@ import { linearFit, slopeT } from '../stats.js'
  *   the load minus that just before it; in runs without those, the heap after the last full collection in the window
  *   minus after the first (null with fewer than two)
  * @property {boolean} settled whether `rise` comes from the probe's collections at both ends of the load
+ * @property {number | null} [released] how much of the heap at the load's end full collections in the seconds after it,
+ *   with no load on, found let go (null: not looked at — the load left too little, or a run recorded before)
  */
 
 /**
@@ -28,7 +30,8 @@ import { linearFit, slopeT } from '../stats.js'
  * old-generation garbage not yet collected, so the rules ask more of it.
  * @param {Sample[]} samples
  * @param {number} start
- * @param {{ start?: number, end?: number }} [settled] the heap after the probe's full collections around the load
+ * @param {{ start?: number, end?: number, later?: number }} [settled] the heap after the probe's full collections around
+ *   the load, and seconds after it
  * @returns {HeapTrend | null}
  */
 export function heapTrend (samples, start, settled = {}) {
@@ -56,7 +59,7 @@ const FLOOR_BUCKET = 250
  * @param {HeapTrend['basis']} basis
  * @param {Sample[]} samples
  * @param {Sample[]} afterMajor samples that saw a full collection
- * @param {{ start?: number, end?: number }} settled
+ * @param {{ start?: number, end?: number, later?: number }} settled
  * @returns {HeapTrend}
  */
 function fitTrend (xs, ys, basis, samples, afterMajor, settled) {
@@ -71,6 +74,7 @@ function fitTrend (xs, ys, basis, samples, afterMajor, settled) {
       ? /** @type {number} */ (settled.end) - /** @type {number} */ (settled.start)
       : afterMajor.length >= 2 ? afterMajor[afterMajor.length - 1].memory.heapUsed - afterMajor[0].memory.heapUsed : null,
     settled: isSettled,
+    released: isSettled && settled.later !== undefined ? /** @type {number} */ (settled.end) - settled.later : null,
     slope: fit.slope,
     r2: fit.r2,
     t: slopeT(fit),
@@ -90,11 +94,13 @@ export function combineTrends (trends) {
   if (trends.length === 0) return null
   if (trends.length === 1) return trends[0]
   const rises = trends.map(t => t.rise)
+  const released = trends.map(t => t.released ?? null)
   return {
     basis: trends.every(t => t.basis === 'major-gc') ? 'major-gc' : 'floor',
     settled: trends.every(t => t.settled),
     fullCollections: Math.min(...trends.map(t => t.fullCollections)),
     rise: rises.every(r => r !== null) ? rises.reduce((a, r) => a + /** @type {number} */ (r), 0) : null,
+    released: released.every(r => r !== null) ? released.reduce((a, r) => a + /** @type {number} */ (r), 0) : null,
     points: Math.min(...trends.map(t => t.points)),
     slope: trends.reduce((a, t) => a + t.slope, 0),
     r2: Math.min(...trends.map(t => t.r2)),

@@ -14,7 +14,12 @@ import { combineTrends, heapTrend } from './signals-heap.js'
  * @returns {import('./signals.js').Signals['memory']}
  */
 export function memoryFigures (data, serving, start, rate) {
-  const trends = serving.threads.map(t => heapTrend(serving.of(t), start, t.settled)).filter(t => t !== null)
+  // The heap a moment after the load, read for the loaded process's main thread when the load left megabytes alive.
+  const later = data.run.released?.heapUsed
+  const mainOf = (/** @type {import('./run-data.js').ThreadRecord} */ t) => t.pid === data.run.listening?.pid && t.threadId === 0
+  const trends = serving.threads
+    .map(t => heapTrend(serving.of(t), start, typeof later === 'number' && mainOf(t) ? { ...t.settled, later } : t.settled))
+    .filter(t => t !== null)
   const trend = combineTrends(/** @type {HeapTrend[]} */ (trends))
   const last = serving.threads.map(t => serving.of(t).at(-1)).filter(s => s !== undefined)
   return {

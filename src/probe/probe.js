@@ -414,6 +414,11 @@ export class Probe {
       } else if (command.type === COMMAND.LOAD_STOP || (command.type === COMMAND.STATE && this.loading)) {
         // A probe that opened its window from the environment and connects after the load stopped hears 'state' only.
         await this.loadStop()
+      } else if (command.type === COMMAND.HEAP_SETTLE) {
+        const heapUsed = await heapAfterFullGc().catch(() => null)
+        this.options.channel.send(heapUsed === null
+          ? { type: MESSAGE.HEAP_SETTLED, pid: process.pid, error: 'no full collection' }
+          : { type: MESSAGE.HEAP_SETTLED, pid: process.pid, heapUsed })
       } else if (command.type === COMMAND.HEAP_SNAPSHOT) {
         if (!this.scriptsRecorded) this.recordScripts()
         await (await import('./heap-snapshot.js')).onHeapSnapshotCommand(command, this.options, this.name)

@@ -8,7 +8,7 @@ import { clearRunThatMeasuredNothing, freshRunDir } from './run-dir.js'
 import { EVENT_LOG, eventLogs } from '../run-files.js'
 import { attachedTarget, inspectProcess } from './target/attach.js'
 import { hostNow, hostUseSince } from './host/host-use.js'
-import { planMemoryPhases, recordMemoryPhases } from './phases/memory-phases.js'
+import { planMemoryPhases, recordMemoryPhases, watchRelease } from './phases/memory-phases.js'
 import { recordRetainers, removeSnapshots, retainerPhaseSeconds, retainerSeconds } from './phases/retainer-phases.js'
 import { COMMAND, MESSAGE } from '../probe-protocol.js'
 import { observeFor } from './observe.js'
@@ -65,6 +65,8 @@ import { observeFor } from './observe.js'
  * @property {{ interval: number, profileInterval: number, heapInterval: number, profileSlice?: { from: number, seconds: number } | null }} probe
  * @property {import('./phases/retainer-phases.js').RetainerRecord} [retainers] the heap snapshots taken after the load
  * @property {import('./phases/allocation-phases.js').AllocationRecord} [allocations] the heap samples taken after the load
+ * @property {import('./phases/memory-phases.js').ReleaseRecord} [released] the heap after full collections in the seconds after
+ *   the load, when it had left megabytes alive
  * @property {{ cores: number, busyMs: number, ownCpuMs: number, model: string, platform: string, release: string, arch: string, memory: number, processes?: import('./host/processes.js').ProcessCpu[] }} host
  *   the machine, and what its other processes used during the window (a database the target waits on among them)
  *   the machine, and the CPU it and hotpath itself (with its load threads) used during the load window: what other
@@ -189,6 +191,8 @@ async function record (options, runDir, target, startedAt) {
   const plan = options.memory && failure === null && !abort.signal.aborted && ((result !== null && !result.failed) || observe)
     ? planMemoryPhases({ phases: { ...options.memory, heapInterval: options.heapInterval }, stopped: stopped.messages, listening, window })
     : null
+  // Before the samples of what survives: a heap let go a moment after the load needs none.
+  const released = plan ? await watchRelease(target, { plan, listening, signal: abort.signal, status }) : null
   /** @type {Pick<RunRecord, 'allocations' | 'retainers'>} */
   const phases = plan ? await recordMemoryPhases(target, { plan, heapInterval: options.heapInterval, listening, url, load: phaseLoad(options), observe, signal: abort.signal, status }) : {}
   /**
@@ -213,6 +217,7 @@ async function record (options, runDir, target, startedAt) {
     stderr: target.tail(),
     probe: { interval: options.interval, profileInterval: options.profileInterval, heapInterval: options.heapInterval, profileSlice: options.profileSlice ?? null },
     ...phases,
+    ...(released ? { released } : {}),
     host: hostUse,
     // What the probes wrote, so that a log deleted or lost since is said missing rather than read as a thread that
     // never ran.

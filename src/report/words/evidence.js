@@ -24,6 +24,7 @@ const WORDS = {
     verdict: {
       leak: 'leak',
       'too-few-seconds': 'too few seconds to tell',
+      released: 'held for a while: let go within seconds of the load, not a leak',
       'rising-unconfirmed': 'rising, but no two full GCs to tell a leak from garbage: run longer',
       flat: 'flat'
     }

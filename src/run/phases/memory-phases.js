@@ -5,6 +5,15 @@
 // more than the last, the retainer phases' heap snapshots (retainer-phases.js): they confirm a leak and name what keeps
 // it, within a budget of time, since a snapshot's cost grows with the heap.
 import { recordAllocations } from './allocation-phases.js'
+import { ask, probeOf } from '../heap-run.js'
+import { COMMAND, MESSAGE } from '../../probe-protocol.js'
+
+/**
+ * How long after the load doctor watches whether the heap it left is let go, and how often: a cache that keeps each
+ * entry a few seconds (a TTL) holds at the load's end what a leak holds, and only lets it go once the load stopped.
+ */
+const RELEASE_MS = 4000
+const RELEASE_STEP_MS = 1000
 
 /**
  * @typedef {object} MemoryPhaseOptions
@@ -25,6 +34,7 @@ import { recordAllocations } from './allocation-phases.js'
  * @property {import('./allocation-phases.js').SampleKind[]} kinds allocation samples to take before the verdict
  * @property {number} gcShare
  * @property {number} keptBytes what the window left alive
+ * @property {number | null} keptFrom the heap after the full collection just before the window (null: not measured)
  * @property {{ reason: 'kept' | 'cost', keptBytes: number, heapBytes: number, growthBytesPerSecond: number } | null} retainers
  *   the snapshots asked for after the verdict (when `snapshots` allows): what asked, the heap they will read (after
  *   the window's last full collection), and how fast it grew
@@ -56,7 +66,53 @@ export function planMemoryPhases (o) {
   const retainers = o.phases.snapshots && (leaking || rising)
     ? { reason: /** @type {'kept' | 'cost'} */ (leaking ? 'kept' : 'cost'), keptBytes: bytes, heapBytes: kept?.end ?? Number(main?.heapUsed) ?? 0, growthBytesPerSecond: Math.max(0, bytes) / seconds }
     : null
-  return { kinds, gcShare, keptBytes: bytes, retainers }
+  return { kinds, gcShare, keptBytes: bytes, keptFrom: kept?.start ?? null, retainers }
+}
+
+/**
+ * @typedef {object} ReleaseRecord what the heap did in the seconds after the load, with no load on it
+ * @property {number} heapUsed bytes after the last full collection asked for
+ * @property {number} afterMs how long after the probe's collection at the load's end it was read
+ * @property {boolean} released whether it fell back by half of what the load left alive or more
+ */
+
+/**
+ * Whether what the window left alive is let go within seconds of the load's end, when there is no load: full
+ * collections a second apart, until the heap falls back by half of what the load kept or the time is up. A leak keeps
+ * what it took; a cache whose entries expire, or work that held its data for a while, lets it go. When it is let go,
+ * the snapshots and the samples of what survives that the plan asked for are dropped: what stays is no longer there.
+ * @param {import('../target/target-process.js').TargetProcess} target
+ * @param {object} o
+ * @param {MemoryPlan} o.plan
+ * @param {{ pid: number }} o.listening
+ * @param {AbortSignal} o.signal
+ * @param {(message: string) => void} o.status
+ * @returns {Promise<ReleaseRecord | null>}
+ */
+export async function watchRelease (target, o) {
+  const { plan } = o
+  const asked = plan.kinds.includes('retained') || plan.retainers?.reason === 'kept'
+  if (!asked || plan.keptFrom === null || plan.keptBytes <= 0) return null
+  const peer = await probeOf(target, o.listening.pid)
+  if (peer === null) return null
+  const mb = (plan.keptBytes / 1048576).toFixed(1)
+  o.status(`The load left ${mb} MB alive on the heap: watching for ${RELEASE_MS / 1000} s whether the server lets it go (Ctrl-C skips)…`)
+  const began = Date.now()
+  /** @type {ReleaseRecord | null} */
+  let last = null
+  while (Date.now() - began < RELEASE_MS && !o.signal.aborted) {
+    await new Promise(resolve => setTimeout(resolve, RELEASE_STEP_MS))
+    const reply = await ask(target, peer, { type: COMMAND.HEAP_SETTLE }, MESSAGE.HEAP_SETTLED, 30, 'heap settle')
+    if (reply === null || typeof reply.heapUsed !== 'number') break
+    const released = reply.heapUsed - plan.keptFrom <= plan.keptBytes / 2
+    last = { heapUsed: reply.heapUsed, afterMs: Date.now() - began, released }
+    if (released) {
+      plan.kinds = plan.kinds.filter(k => k !== 'retained')
+      if (plan.retainers?.reason === 'kept') plan.retainers = null
+      break
+    }
+  }
+  return last
 }
 
 /**

@@ -1,0 +1,62 @@
+// doctor tells memory held for a while from a leak, and a collector that works harder than the code from code that
+// allocates as it computes: through the CLI, on servers written for it, the category, the culprit's line and the
+// kind of the first recommendation.
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { hotpath, ROOT } from './helpers/cli.js'
+import { assertSchema } from './helpers/schema.js'
+import { lineOf } from './helpers/source-lines.js'
+
+const server = (/** @type {string} */ name) => join(ROOT, 'test', 'fixtures', 'servers', name)
+
+/**
+ * doctor on a fixture server, its JSON diagnosis on stdout; the verdict is checked, so the machine is its alone.
+ * @param {string} name
+ */
+async function doctor (name) {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-memory-verdicts-'))
+  const run = await hotpath(['doctor', '-d', '3', '--no-progress', '--no-experiments', '--save', join(dir, 'run'), '--json', '-', '--', process.execPath, server(name)], { timeout: 120_000, alone: true })
+  assert.equal(run.code, 0, `doctor exited ${run.code}\n${run.stderr}`)
+  const d = JSON.parse(run.stdout)
+  assertSchema('doctor', d)
+  return { d, stderr: run.stderr }
+}
+
+/**
+ * @param {any} d
+ * @param {string} signal
+ */
+const evidence = (d, signal) => d.evidence.find((/** @type {any} */ e) => e.signal === signal)
+
+test('a big parse kept two seconds per request is the parse\'s cost, not a leak nor GC: the heap it held is let go', async () => {
+  const { d, stderr } = await doctor('held-parse.js')
+  assert.equal(d.category, 'event-loop', d.summary)
+  // The load left tens of MB alive, as a leak would; full collections after it found them let go.
+  assert.match(stderr, /watching for \d+ s whether the server lets it go/)
+  assert.equal(evidence(d, 'heap-growth').verdict, 'held for a while: let go within seconds of the load, not a leak')
+  const cpu = d.culprits.filter((/** @type {any} */ c) => c.measure === 'cpu')
+  assert.equal(cpu[0].file, 'test/fixtures/servers/held-parse.js', JSON.stringify(cpu[0]))
+  assert.equal(cpu[0].line, await lineOf('test/fixtures/servers/held-parse.js', '// the parse'))
+  assert.equal(d.facts.recommendations[0].kind, 'make-cheaper')
+})
+
+test('a teaching server\'s throw-away arrays are gc, its handler\'s allocations first, never a leak', async () => {
+  const { d } = await doctor('throwaway-arrays.js')
+  assert.equal(d.category, 'gc', d.summary)
+  assert.notEqual(evidence(d, 'heap-growth').verdict, 'leak')
+  const allocations = d.culprits.filter((/** @type {any} */ c) => c.measure === 'allocations')
+  assert.ok(allocations.length > 0, JSON.stringify(d.culprits))
+  assert.equal(allocations[0].file, 'test/fixtures/servers/throwaway-arrays.js')
+  // The heap sampler places what the optimiser inlined at a line of the handler that varies from run to run (its own,
+  // the allocation's, the response's): the handler is what is asserted, and the CPU culprit is its loop.
+  const first = await lineOf('test/fixtures/servers/throwaway-arrays.js', 'createServer(')
+  const last = await lineOf('test/fixtures/servers/throwaway-arrays.js', 'res.end(')
+  assert.ok(allocations[0].line >= first && allocations[0].line <= last, JSON.stringify(allocations[0]))
+  const cpu = d.culprits.find((/** @type {any} */ c) => c.measure === 'cpu' && c.kind === 'app')
+  const loop = await lineOf('test/fixtures/servers/throwaway-arrays.js', '// the allocation')
+  assert.ok(cpu && cpu.line >= loop - 1 && cpu.line <= loop, JSON.stringify(cpu))
+  assert.ok(d.facts.recommendations.some((/** @type {any} */ r) => /semi-space|allocate/.test(r.kind)), JSON.stringify(d.facts.recommendations.map((/** @type {any} */ r) => r.kind)))
+})
