@@ -15,11 +15,12 @@ const server = (/** @type {string} */ name) => join(ROOT, 'test', 'fixtures', 's
 /**
  * doctor on a fixture server, its JSON diagnosis on stdout; the verdict is checked, so the machine is its alone.
  * @param {string} name
+ * @param {{ args?: string[], node?: string[], code?: number }} [o] doctor's own flags, node's, and the exit code expected
  */
-async function doctor (name) {
+async function doctor (name, { args = [], node = [], code = 0 } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-memory-verdicts-'))
-  const run = await hotpath(['doctor', '-d', '3', '--no-progress', '--no-experiments', '--save', join(dir, 'run'), '--json', '-', '--', process.execPath, server(name)], { timeout: 120_000, alone: true })
-  assert.equal(run.code, 0, `doctor exited ${run.code}\n${run.stderr}`)
+  const run = await hotpath(['doctor', '-d', '3', ...args, '--no-progress', '--no-experiments', '--save', join(dir, 'run'), '--json', '-', '--', process.execPath, ...node, server(name)], { timeout: 120_000, alone: true })
+  assert.equal(run.code, code, `doctor exited ${run.code}\n${run.stderr}`)
   const d = JSON.parse(run.stdout)
   assertSchema('doctor', d)
   return { d, stderr: run.stderr }
@@ -59,4 +60,21 @@ test('a teaching server\'s throw-away arrays are gc, its handler\'s allocations 
   const loop = await lineOf('test/fixtures/servers/throwaway-arrays.js', '// the allocation')
   assert.ok(cpu && cpu.line >= loop - 1 && cpu.line <= loop, JSON.stringify(cpu))
   assert.ok(d.facts.recommendations.some((/** @type {any} */ r) => /semi-space|allocate/.test(r.kind)), JSON.stringify(d.facts.recommendations.map((/** @type {any} */ r) => r.kind)))
+})
+
+test('a heap limit too low for the requests in flight: the crash names V8\'s limit as the ceiling and the flag to raise', async () => {
+  const { d } = await doctor('heap-per-request.js', { args: ['-c', '30', '-d', '5'], node: ['--max-old-space-size=128'], code: 4 })
+  assert.equal(d.category, 'target-failed', d.summary)
+  const f = d.failure.facts
+  assert.equal(f.kind, 'heap-exhausted', JSON.stringify(f))
+  assert.match(d.summary, /ran out of heap/)
+  // V8's limit adds the young generation to the flag's old one.
+  assert.ok(f.heapLimit >= 128 * 1048576 && f.heapLimit < 256 * 1048576, `limit ${f.heapLimit}`)
+  assert.equal(f.inFlight, 30)
+  assert.ok(f.budgetPerRequest > 1048576 && f.budgetPerRequest < f.heapLimit / 20, `${f.budgetPerRequest} B a request`)
+  // No container limit here is below the machine's memory by that much: the flag's limit is what it met.
+  assert.equal(f.ceiling, 'heap-limit')
+  assert.equal(d.facts.recommendations[0].kind, 'heap-exhausted')
+  assert.match(d.recommendations[0], /--max-old-space-size=256\b/)
+  assert.match(d.recommendations[0], /hotpath doctor -c 30 -- \S+ --max-old-space-size=256 \S+heap-per-request\.js\./)
 })

@@ -193,6 +193,9 @@ function recordAgain (run) {
  * @returns {import('./recommendations.js').Advice[]}
  */
 function failureAdvice (f, run) {
+  if (f.facts.kind === 'heap-exhausted') {
+    return [{ kind: 'heap-exhausted', heap: f.facts, target: run.command.join(' ') }]
+  }
   if (f.category === 'target-failed') {
     return f.error ? [{ kind: 'fix-target-error', error: f.error, stderrLines: run.stderr.length }] : [{ kind: 'find-why-target-stopped' }]
   }

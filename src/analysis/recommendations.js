@@ -44,6 +44,7 @@ import { poolIsFull, queueIsMinor, waitLine } from './wait-line.js'
  *   | { kind: 'long-task', delayMaxMs: number }
  *   | { kind: 'fix-target-error', error: { message: string, at: { function: string, file: string, line: number } | null }, stderrLines: number }
  *   | { kind: 'find-why-target-stopped' }
+ *   | { kind: 'heap-exhausted', heap: import('./heap-exhaustion.js').HeapExhaustion, target: string }
  *   | { kind: 'fix-on-port', command: string }
  *   | { kind: 'load-a-2xx-path' }
  *   | { kind: 'slower-than-timeout', timeouts: number, timeoutSeconds: number }

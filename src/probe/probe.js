@@ -22,6 +22,7 @@ import { ThreadWindows, WAIT_MS } from './thread-windows.js'
 import { TransformedScripts } from './transformed-scripts.js'
 import { RuntimeHooks } from './runtime-hooks.js'
 import { heapAfterFullGc } from '../profile/capture.js'
+import { containerMemoryLimit } from './memory-limit.js'
 import { COMMAND, MESSAGE, RECORD } from '../probe-protocol.js'
 
 /** A sample's GC tally when its thread's observer saw none. */
@@ -328,7 +329,10 @@ export class Probe {
     }
     this.flushTimer = setInterval(() => this.flush(), 1000)
     this.flushTimer.unref()
-    this.options.channel.send({ type: MESSAGE.HELLO, pid: process.pid, threadId: this.tid, role: isMainThread ? 'main' : 'worker-thread' })
+    // The limits the heap lives under, on the channel at once: a target that dies of them may die before its first
+    // flush (a heap thrashing at its limit from the load's first second never runs the flush timer).
+    const limits = isMainThread ? { heapLimit: v8.getHeapStatistics().heap_size_limit, memoryLimit: containerMemoryLimit(), node: process.version } : {}
+    this.options.channel.send({ type: MESSAGE.HELLO, pid: process.pid, threadId: this.tid, role: isMainThread ? 'main' : 'worker-thread', ...limits })
   }
 
   /**
@@ -472,7 +476,7 @@ export class Probe {
     this.loadStartedAt = Date.now()
     this.log.write({ type: RECORD.LOAD_START, time: this.loadStartedAt, monotonic })
     await this.profiles.start(slice)
-    this.options.channel.send({ type: MESSAGE.STARTED, pid: process.pid, threadId: this.tid })
+    this.options.channel.send({ type: MESSAGE.STARTED, pid: process.pid, threadId: this.tid, heapUsed: this.settled.start })
   }
 
   /** Puts the real process.env back (what was read is kept for the next flush). */

@@ -65,6 +65,7 @@ import { observeFor } from './observe.js'
  * @property {{ interval: number, profileInterval: number, heapInterval: number, profileSlice?: { from: number, seconds: number } | null }} probe
  * @property {import('./phases/retainer-phases.js').RetainerRecord} [retainers] the heap snapshots taken after the load
  * @property {import('./phases/allocation-phases.js').AllocationRecord} [allocations] the heap samples taken after the load
+ * @property {Limits} [limits] what the loaded process's heap lived under, as its probe said at once on the channel
  * @property {import('./phases/memory-phases.js').ReleaseRecord} [released] the heap after full collections in the seconds after
  *   the load, when it had left megabytes alive
  * @property {{ cores: number, busyMs: number, ownCpuMs: number, model: string, platform: string, release: string, arch: string, memory: number, processes?: import('./host/processes.js').ProcessCpu[] }} host
@@ -173,6 +174,7 @@ async function record (options, runDir, target, startedAt) {
   loadState.profile = slice === null ? undefined : { from: now + slice.from * 1000, to: now + (slice.from + slice.seconds) * 1000 }
   channel.broadcast({ type: COMMAND.LOAD_START, time: now, port: listening.port, profile: loadState.profile, ...(observe ? { observe } : {}) })
   await acks.all(3000)
+  const limits = limitsOf(channel, acks.messages, listening.pid)
   const windowStart = Date.now()
   const hostStart = hostNow()
   const { result, onPort, failure } = await driveLoad(options, url, listening.port, abort.signal)
@@ -218,6 +220,7 @@ async function record (options, runDir, target, startedAt) {
     probe: { interval: options.interval, profileInterval: options.profileInterval, heapInterval: options.heapInterval, profileSlice: options.profileSlice ?? null },
     ...phases,
     ...(released ? { released } : {}),
+    ...(limits ? { limits } : {}),
     host: hostUse,
     // What the probes wrote, so that a log deleted or lost since is said missing rather than read as a thread that
     // never ran.
@@ -259,6 +262,33 @@ async function record (options, runDir, target, startedAt) {
   const record = recordOf({ code: exit.code, signal: exit.signal, crashed: !exit.stoppedByUs })
   writeFileSync(resolve(runDir, 'run.json'), JSON.stringify(record, null, 2))
   return record
+}
+
+/**
+ * @typedef {object} Limits
+ * @property {number} heapLimit V8's heap limit, bytes
+ * @property {number | null} memoryLimit the container's (cgroup's) memory limit, bytes; null: none
+ * @property {string | null} node the Node version
+ * @property {number | null} heapAtStart the heap after the full collection just before the load
+ */
+
+/**
+ * The loaded process's limits, from its main thread's hello and 'started' messages (null when its probe said none).
+ * @param {import('./target/probe-channel.js').ProbeChannel} channel
+ * @param {any[]} started
+ * @param {number} pid
+ * @returns {Limits | null}
+ */
+function limitsOf (channel, started, pid) {
+  const hello = [...channel.peers].find(p => p.hello?.pid === pid && p.hello.threadId === 0)?.hello
+  if (!hello || typeof hello.heapLimit !== 'number') return null
+  const start = started.find(m => m.pid === pid && m.threadId === 0)?.heapUsed
+  return {
+    heapLimit: hello.heapLimit,
+    memoryLimit: typeof hello.memoryLimit === 'number' ? hello.memoryLimit : null,
+    node: typeof hello.node === 'string' ? hello.node : null,
+    heapAtStart: typeof start === 'number' ? start : null
+  }
 }
 
 /**

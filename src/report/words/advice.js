@@ -65,6 +65,7 @@ export function adviceText (a) {
     case 'long-task': return `One task held the loop for ${formatMs(a.delayMaxMs)}: look for synchronous I/O (fs.*Sync, require() inside handlers) and unbounded loops.`
     case 'fix-target-error':
       return `Fix what stopped the target first: ${a.error.message}${a.error.at ? `, thrown at ${placeText(a.error.at.file, a.error.at.line)}` : ''}. Its last lines of stderr are in the run (${a.stderrLines} kept).`
+    case 'heap-exhausted': return heapExhaustedText(a.heap, a.target)
     case 'find-why-target-stopped': return 'Find why the target stopped: its last lines of stderr are above; run it without hotpath to see it fail the same way.'
     case 'fix-on-port': return `Run the --on-port command yourself, with PORT set to the server's port, and make it exit 0: ${a.command}`
     case 'slower-than-timeout':
@@ -191,4 +192,56 @@ function batchHint (type, op = '') {
     case 'http': return 'One batched call to the upstream, or Promise.all'
     default: return 'Batching them into one call, or running them at once with Promise.all,'
   }
+}
+
+/**
+ * What to raise, or lower, when the heap ran out: V8's limit when it sits well below the memory there is, else the
+ * container's memory; in both cases fewer requests at once in a process is the other way.
+ * @param {import('../../analysis/heap-exhaustion.js').HeapExhaustion} h
+ * @param {string} target
+ */
+function heapExhaustedText (h, target) {
+  const mb = (/** @type {number} */ b) => Math.round(b / 1048576)
+  const limit = h.heapLimit !== null ? `${mb(h.heapLimit)} MB` : 'its limit'
+  const each = h.budgetPerRequest !== null && h.inFlight !== null
+    ? ` With ${h.inFlight} requests in flight, each may hold ${formatMb(h.budgetPerRequest)} at most; these held more.`
+    : ''
+  const where = h.memoryLimit !== null ? `the container's ${mb(h.memoryLimit)} MB` : `the machine's ${mb(h.memory)} MB`
+  const fewer = 'Or run fewer requests at once in each process: a queue or a concurrency limit in front of the work, or more processes.'
+  if (h.ceiling === 'container') {
+    return `The heap ran out at ${limit}, most of ${where}: give the container more memory — raising --max-old-space-size alone would trade the heap's crash for the container's out-of-memory kill.${each} ${fewer}`
+  }
+  // The flag sets the old generation; V8's limit adds the young one: double what the command set, else the limit.
+  const set = /--max-old-space-size=(\d+)/.exec(target)
+  const current = set ? Number(set[1]) : h.heapLimit !== null ? mb(h.heapLimit) : null
+  const raised = current !== null ? Math.min(2 * current, Math.floor(HEAP_SHARE * mb(h.memory))) : null
+  const flag = raised !== null ? `--max-old-space-size=${raised}` : '--max-old-space-size=<MB>'
+  const percentage = nodeMajor(h.node) >= 22 ? ', or --max-old-space-size-percentage=75 to follow the memory the container is given (Node 22 and 24 have it; Node 20 does not)' : ' (on Node 22 and 24, --max-old-space-size-percentage=75 follows the memory given instead)'
+  const c = h.inFlight !== null ? `-c ${h.inFlight} ` : ''
+  return `The heap ran out at V8's limit of ${limit}, far below ${where}: the limit, not the memory, is the ceiling.${each} Raise it — node ${flag}${percentage} — and load it again at the same concurrency: hotpath doctor ${c}-- ${withFlag(target, flag)}. ${fewer}`
+}
+
+/**
+ * The command with the heap flag in it: replacing the one it has, after `node` when it starts with node, else in
+ * NODE_OPTIONS.
+ * @param {string} target
+ * @param {string} flag
+ */
+function withFlag (target, flag) {
+  if (/--max-old-space-size=\S+/.test(target)) return target.replace(/--max-old-space-size=\S+/, flag)
+  const [first, ...rest] = target.split(' ')
+  return /(^|\/)node(\.exe)?$/.test(first) ? [first, flag, ...rest].join(' ') : `NODE_OPTIONS=${flag} ${target}`
+}
+
+const HEAP_SHARE = 0.75
+
+/** @param {number} bytes */
+function formatMb (bytes) {
+  return bytes >= 1048576 ? `${(bytes / 1048576).toFixed(1)} MB` : `${Math.round(bytes / 1024)} kB`
+}
+
+/** @param {string | null} version `v22.1.0` */
+function nodeMajor (version) {
+  const m = /^v?(\d+)\./.exec(version ?? '')
+  return m ? Number(m[1]) : 0
 }
