@@ -81,9 +81,12 @@ const MB = 1048576
  * @property {'plateau' | 'worse' | 'ladder-end' | 'budget' | 'interrupted' | 'failed' | 'no-command' | 'in-code' | 'unclear' | 'proposed'} stopped
  *   why no more values were tried (`in-code`: no variable sets the agent's limit; `unclear`: the starts could not tell;
  *   `proposed`: not asked for — `proposal` says how to measure it)
+ * @property {string[]} [untried] the ladder's values the experiment time (or Ctrl-C) left untried: no verdict on the
+ *   setting rests on the values before them alone
  * @property {{ seconds: number, command: string, values: string[] }} [proposal] for a setting not measured because
  *   the run did not ask (no --experiment-time): the doctor command that measures it, how long that takes at most (all
- *   the proposed settings together), and the values it would try
+ *   the proposed settings together), and the values it would try; for one whose ladder the time cut short, the
+ *   command that measures the next value untried (--try), its phases' time, and the values left
  * @property {number} seconds the experiment's wall time
  * @property {number} phaseSeconds each phase's measured load, after its warm-up
  * @property {ExperimentPlan['facts']} [facts]

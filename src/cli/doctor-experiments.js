@@ -104,6 +104,24 @@ function phaseSeconds (load) {
 }
 
 /**
+ * The command that measures the first value a ladder left untried, as the user's own hypothesis (--try), and how long
+ * its phases take.
+ * @param {import('../analysis/experiments.js').Experiment} e
+ * @param {string[]} argv
+ * @param {string[]} command
+ * @param {number} phase seconds each phase measures
+ */
+function nextValue (e, argv, command, phase) {
+  const values = e.untried ?? []
+  const setting = e.kind === 'flag' ? `--${e.setting}=${values[0]}` : `${e.setting}=${values[0]}`
+  const seconds = Math.round(plannedSeconds([{ setting: 'try', kind: 'try', why: 'try', current: null, ladder: [setting] }], phase))
+  const budget = Math.ceil(seconds / 10) * 10
+  const own = ownFlags(argv).filter((w, k, all) => !/^--(try|no-experiments)\b/.test(w) && !(all[k - 1] === '--try'))
+  const words = ['hotpath', 'doctor', ...own, '--no-experiments', `--try=${setting}`, '--experiment-time', `${budget}s`, '--', ...command]
+  return { seconds, command: words.map(quote).join(' '), values }
+}
+
+/**
  * The doctor command that measures the settings: the same flags, with --experiment-time and without those that name
  * this run's files.
  * @param {string[]} argv
@@ -111,6 +129,14 @@ function phaseSeconds (load) {
  * @param {number} seconds
  */
 function rerunCommand (argv, command, seconds) {
+  return ['hotpath', 'doctor', ...ownFlags(argv), '--experiment-time', `${seconds}s`, '--', ...command].map(quote).join(' ')
+}
+
+/**
+ * Doctor's flags, without those that name this run's files or its experiment time.
+ * @param {string[]} argv
+ */
+function ownFlags (argv) {
   const own = []
   for (let i = 0; i < argv.length; i++) {
     const word = argv[i]
@@ -122,7 +148,7 @@ function rerunCommand (argv, command, seconds) {
     if (name === 'open' || name === 'no-progress') continue
     own.push(word)
   }
-  return ['hotpath', 'doctor', ...own, '--experiment-time', `${seconds}s`, '--', ...command].map(quote).join(' ')
+  return own
 }
 
 /**
@@ -142,9 +168,10 @@ function quote (word) {
  * @param {string[]} command
  * @param {ReturnType<typeof experimentFlags>} flags
  * @param {import('./main.js').Io} io
+ * @param {string[]} [argv] doctor's own flags, for the command that measures what the time left untried
  * @returns {Promise<{ experiments: import('../analysis/experiments.js').Experiment[], interruptedBy: NodeJS.Signals | null }>}
  */
-export async function measureSettings (planned, data, values, command, flags, io) {
+export async function measureSettings (planned, data, values, command, flags, io, argv = []) {
   const runDir = data.dir
   const { plans, records } = planned
   if (plans.length === 0) {
@@ -174,7 +201,8 @@ export async function measureSettings (planned, data, values, command, flags, io
     seconds,
     signal: abort.signal
   }, { budgetMs: flags.budgetMs, status: line => io.stderr.write(`${line}\n`) })
-  const all = [...records, ...experiments]
+  // A ladder the time cut short is not an answer: the command that measures its next value goes with it.
+  const all = [...records, ...experiments.map(e => e.untried && (e.kind === 'flag' || e.kind === 'env') ? { ...e, proposal: nextValue(e, argv, command, seconds) } : e)]
   writeFileSync(join(runDir, FILE), JSON.stringify(all, null, 2))
   return { experiments: all, interruptedBy }
 }

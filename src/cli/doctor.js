@@ -113,7 +113,7 @@ export async function run ({ values, positionals, command, flags }, io) {
   let printed = first
   if (printed !== null) printed = { diagnosis, code: await update(printed.diagnosis, diagnosis, snapshotsDid(diagnosis), jsonFile, values, io) }
   else if (planned.plans.length === 0 || !jsonFile.stdout) printed = { diagnosis, code: await report(diagnosis, jsonFile, values, io) }
-  const tried = await measureSettings(planned, data, values, command, experiments, io)
+  const tried = await measureSettings(planned, data, values, command, experiments, io, flags)
   if (planned.plans.length > 0) {
     diagnosis = wordDiagnosis(measured(facts, tried.experiments))
     printed = printed === null

@@ -96,11 +96,13 @@ async function runLadder (plan, o, run, clock, started) {
   let ladder = plan.ladder
   /** @type {PhaseRecord | null} the baseline phase that ended the previous value's, and opens the next one's */
   let carried = null
+  /** @type {string[]} the values the time or Ctrl-C left untried */
+  let untried = []
   for (let i = 0; i < ladder.length; i++) {
     let value = ladder[i]
-    if (o.signal.aborted) { stopped = 'interrupted'; break }
+    if (o.signal.aborted) { stopped = 'interrupted'; untried = ladder.slice(i); break }
     const needed = PATTERN.length - (carried ? 1 : 0)
-    if (run.budgetMs - (Date.now() - clock.began) < clock.phaseMs * needed) { stopped = 'budget'; break }
+    if (run.budgetMs - (Date.now() - clock.began) < clock.phaseMs * needed) { stopped = 'budget'; untried = ladder.slice(i); break }
     /** @type {PhaseRecord[]} */
     const phases = carried ? [carried] : []
     while (phases.length < PATTERN.length && !o.signal.aborted) {
@@ -151,6 +153,7 @@ async function runLadder (plan, o, run, clock, started) {
     chosen,
     verdict: experimentVerdict(tried, chosen),
     stopped,
+    ...(untried.length > 0 ? { untried } : {}),
     seconds: Math.round((Date.now() - started) / 100) / 10,
     phaseSeconds: o.seconds,
     ...(plan.facts ? { facts: plan.facts } : {})

@@ -99,9 +99,27 @@ export function experimentSentence (e) {
   if (e.verdict === 'worse') {
     return `Measured, ${e.kind === 'try' ? values : `${e.setting} at ${values}`}${now}: it does not help — ${list}. Do not set it for this load.${caveat}${instead(e)}`
   }
+  // A ladder the time cut short is no answer: what it measured so far, and the command that measures the next value.
+  if (e.untried && e.untried.length > 0) return cutShort(e, unit, values, list, now)
   // A higher heap limit is tempting whatever it measured: its caveat is said with no gain too.
   const limit = e.setting === 'max-old-space-size' ? caveat : ''
   return `Measured, ${e.kind === 'try' ? values : `${e.setting} at ${values}`}${now}: no gain beyond noise — ${list}. This setting is not the remedy here.${limit}${instead(e)}${e.stopped === 'budget' ? ' (The experiment time ran out before the end of the ladder: --experiment-time.)' : ''}`
+}
+
+/**
+ * A ladder the experiment time (or Ctrl-C) stopped before its end, with no value that helped so far.
+ * @param {Experiment} e
+ * @param {string} unit
+ * @param {string} values
+ * @param {string} list
+ * @param {string} now
+ */
+function cutShort (e, unit, values, list, now) {
+  const left = (e.untried ?? []).map(v => `${v}${unit}`)
+  const listed = left.length <= 1 ? left.join('') : `${left.slice(0, -1).join(', ')} and ${left.at(-1)}`
+  const why = e.stopped === 'interrupted' ? 'Ctrl-C stopped the experiment' : 'the experiment time (--experiment-time) ran out'
+  const next = e.proposal ? ` Measure ${left[0]} next (about ${e.proposal.seconds} s): ${e.proposal.command}` : ''
+  return `Measured, ${e.setting} at ${values}${now}: no gain beyond noise so far — ${list}. Not an answer yet: ${why} before ${listed}.${next}`
 }
 
 /**
