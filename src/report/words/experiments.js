@@ -85,7 +85,8 @@ export function experimentSentence (e) {
   if (chosen) {
     const others = e.tried.filter(t => t !== chosen).map(t => `${t.value}${unit}: ${outcome(t)}`)
     const how = e.kind === 'env' ? `in the server's environment (${settingText(e, chosen.value)})` : e.kind === 'flag' ? `on the node command line or in NODE_OPTIONS (${settingText(e, chosen.value)})` : 'as tried'
-    const cut = e.stopped === 'budget' ? ' The experiment time ran out before the rest of the ladder (--experiment-time).' : ''
+    const next = e.untried && e.untried.length > 0 && e.proposal ? ` Measure ${e.untried[0]}${unit} next (about ${e.proposal.seconds} s): ${e.proposal.command}` : ''
+    const cut = e.stopped === 'budget' ? ` The experiment time ran out before the rest of the ladder (--experiment-time).${next}` : ''
     return `Measured, ${settingText(e, chosen.value)}${now}: ${figures(chosen)}.${others.length > 0 ? ` Also tried — ${others.join('; ')}.` : ''} Set it ${how}; ${phases}.${cut}${caveat}`
   }
   const values = e.tried.map(t => `${t.value}${unit}`).join(', ')
