@@ -68,8 +68,8 @@ test('a heap limit too low for the requests in flight: the crash names V8\'s lim
   const f = d.failure.facts
   assert.equal(f.kind, 'heap-exhausted', JSON.stringify(f))
   assert.match(d.summary, /ran out of heap/)
-  // V8's limit adds the young generation to the flag's old one.
-  assert.ok(f.heapLimit >= 128 * 1048576 && f.heapLimit < 256 * 1048576, `limit ${f.heapLimit}`)
+  // V8's limit adds the young generation to the flag's old one (48 MB on Node 20, 192 MB on Node 24).
+  assert.ok(f.heapLimit >= 128 * 1048576 && f.heapLimit < 512 * 1048576, `limit ${f.heapLimit}`)
   assert.equal(f.inFlight, 30)
   assert.ok(f.budgetPerRequest > 1048576 && f.budgetPerRequest < f.heapLimit / 20, `${f.budgetPerRequest} B a request`)
   // No container limit here is below the machine's memory by that much: the flag's limit is what it met.
