@@ -78,3 +78,20 @@ test('a heap limit too low for the requests in flight: the crash names V8\'s lim
   assert.match(d.recommendations[0], /--max-old-space-size=256\b/)
   assert.match(d.recommendations[0], /hotpath doctor -c 30 -- \S+ --max-old-space-size=256 \S+heap-per-request\.js\./)
 })
+
+test('a promise fired on the request path and not awaited is named where it starts, with how many and how long', async () => {
+  // An open-loop load the server keeps up with: its loop idles, and the wait tracer follows the requests.
+  const { d } = await doctor('fire-and-forget.js', { args: ['-R', '100'] })
+  assert.notEqual(d.category, 'insufficient-data', d.summary)
+  const i = d.facts.recommendations.findIndex((/** @type {any} */ r) => r.kind === 'await-or-bound')
+  assert.ok(i >= 0, JSON.stringify(d.facts.recommendations.map((/** @type {any} */ r) => r.kind)))
+  const w = d.facts.recommendations[i].work
+  const file = 'test/fixtures/servers/fire-and-forget.js'
+  assert.equal(w.site.file, file)
+  assert.equal(w.site.function, 'uploadDebugCopy')
+  assert.equal(w.site.line, await lineOf(file, '// the slow upload'))
+  assert.equal(w.fired.line, await lineOf(file, '// fired and forgotten'))
+  assert.ok(w.perRequest >= 0.5 && w.perRequest <= 1.5, `${w.perRequest} a request`)
+  assert.ok(w.meanAgeMs > 0 && w.maxAgeMs >= w.meanAgeMs, JSON.stringify(w))
+  assert.match(d.recommendations[i], /^Work fired and not awaited: .* starts uploadDebugCopy and does not await it .* await it, or bound it/)
+})

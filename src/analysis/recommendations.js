@@ -44,6 +44,7 @@ import { poolIsFull, queueIsMinor, waitLine } from './wait-line.js'
  *   | { kind: 'long-task', delayMaxMs: number }
  *   | { kind: 'fix-target-error', error: { message: string, at: { function: string, file: string, line: number } | null }, stderrLines: number }
  *   | { kind: 'find-why-target-stopped' }
+ *   | { kind: 'await-or-bound', work: import('./floating-work.js').FloatingWork }
  *   | { kind: 'heap-exhausted', heap: import('./heap-exhaustion.js').HeapExhaustion, target: string }
  *   | { kind: 'fix-on-port', command: string }
  *   | { kind: 'load-a-2xx-path' }
@@ -147,6 +148,14 @@ export function recommend (category, s, culprits, run) {
   // listener leak, when there is one: a listener added per request is such a state, and every emit runs them all.
   const growing = category === 'insufficient-data' ? null : growingCostOf(s)
   if (growing) out.splice(leak ? 1 : 0, 0, { kind: 'growing-state', growing, target: heapTarget(run) })
+  // Work fired on the request path and not awaited outlives the response: where the heap grows, it is what holds it
+  // (each keeps its data until it is done), so it comes first; elsewhere after the category's own advice.
+  const floating = category === 'insufficient-data' ? undefined : s.floating[0]
+  if (floating) {
+    const advice = { kind: /** @type {const} */ ('await-or-bound'), work: floating }
+    if (category === 'memory-leak') out.unshift(advice)
+    else out.push(advice)
+  }
   return out
 }
 

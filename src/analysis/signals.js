@@ -2,6 +2,7 @@
 // them together; each is computed in a signals-*.js module of its own: which threads serve (serving), their event loop
 // and GC (loop), memory (memory, with the heap's trend in heap), the cost per request (cost), outgoing calls
 // (outgoing), the rest of the machine (host) and the per-thread lines (threads).
+import { floatingWork } from './floating-work.js'
 import { displayPath } from './paths.js'
 import { COST_LIMITS, costTrend } from './signals-cost.js'
 import { localBackends, otherCores } from './signals-host.js'
@@ -67,6 +68,8 @@ import { computeWaits } from './waits.js'
  *   longest waited on first
  * @property {import('./signals-cost.js').CostTrend | null} cost how the CPU per request moved through the window
  *   against the requests served (null with too few half-seconds)
+ * @property {import('./floating-work.js').FloatingWork[]} floating work the traced requests started and left pending
+ *   when their responses finished (promises fired and not awaited), by site
  * @property {import('./waits.js').WaitSignals} waits where the traced requests of the serving threads waited
  * @property {import('./signals-avoidable.js').AvoidableSignals} avoidable work on the serving threads that the request
  *   path need not do (a stack read, a sync call with an async form, require()), what the app replaced of the runtime
@@ -143,6 +146,7 @@ export function computeSignals (data) {
     outgoing: outgoingCalls(data, serving.processThreads, start, end, finished, serverTimeMean),
     cost: costTrend(serving.samples, { serving: measuredSamples, processes: processSamples }, port, start, COST_LIMITS),
     waits: savingsAtMeanTime(computeWaits(serving.threads, start, end, data.run.cwd), serverTimeMean),
+    floating: floatingWork(serving.threads, start, end, data.run.cwd),
     avoidable: avoidableSignals(data, port),
     load: loadShape(data.run),
     otherPorts: recordedOtherPorts(data, port, end),

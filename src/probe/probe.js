@@ -270,7 +270,8 @@ export class Probe {
     // Real traffic on a thread with time to spare is traced all along, whatever the requests traced so far waited: its
     // routes differ, and the one that waits may be a tenth of them.
     const share = this.waits.waitShare
-    if (share !== null && share < WAITS_WORTH && !(this.observing && this.busy < TRACE_ALWAYS_BELOW)) duty = Math.min(duty, RARELY)
+    // Unless they leave promises pending as they answer: work fired and not awaited is found only by tracing.
+    if (share !== null && share < WAITS_WORTH && !(this.observing && this.busy < TRACE_ALWAYS_BELOW) && !this.waits.leavesWork) duty = Math.min(duty, RARELY)
     this.credit = Math.min(1, this.credit + duty)
     if (this.credit >= 1 - 1e-9) {
       this.credit -= 1

@@ -84,7 +84,7 @@ export class WaitRecorder {
       spans.push([
         round(span.t0 - trace.start),
         round(span.t1 - span.t0),
-        site === null ? -1 : this.#sites.id(`${site.file}:${site.line}:${site.column}|${site.function}|${site.api ?? ''}|${site.callers.map(c => `${c.file}:${c.line}`).join(',')}|${(site.packages ?? site.below ?? []).map(c => `${c.file}:${c.line}`).join(',')}`, site),
+        site === null ? -1 : this.#siteId(site),
         this.#resources.id(resource.join('\u0000'), resource),
         this.#kinds.id(span.kind, span.kind),
         this.#causeId(trip ?? span.cause ?? span),
@@ -95,7 +95,41 @@ export class WaitRecorder {
         trip !== null && trip.certain !== false && trip.ahead !== undefined ? round(trip.ahead) : -1
       ])
     }
-    return { time: Math.round(performance.timeOrigin + trace.start), ms: round(trace.end - trace.start), spans, ...(trace.route ? { route: trace.route } : {}) }
+    const floating = this.#floating(trace)
+    return { time: Math.round(performance.timeOrigin + trace.start), ms: round(trace.end - trace.start), spans, ...(trace.route ? { route: trace.route } : {}), ...(floating.length > 0 ? { floating } : {}) }
+  }
+
+  /**
+   * The request's promises still pending when its response finished (work fired and not awaited): by site,
+   * how many, how many settled since, and for how long after the response they lived — until they settled, else
+   * until now (the tracer's hooks may be off when a later one settles: then it reads as pending).
+   * @param {Trace} trace
+   * @returns {number[][]} [site id, count, settled, ms summed, ms at most]
+   */
+  #floating (trace) {
+    /** @type {Map<number, number[]>} */
+    const bySite = new Map()
+    const now = performance.now()
+    for (const span of trace.spans) {
+      // Promises only: the timers a response leaves behind are the runtime's own (a keep-alive socket's timeout).
+      if (span.stack === null || span.kind !== 'PROMISE' || (span.t1 !== 0 && span.t1 <= trace.end)) continue
+      const site = siteOf(span)
+      if (site === null) continue
+      const id = this.#siteId(site)
+      const age = (span.t1 !== 0 ? span.t1 : now) - trace.end
+      const row = bySite.get(id) ?? [id, 0, 0, 0, 0]
+      row[1]++
+      if (span.t1 !== 0) row[2]++
+      row[3] += age
+      row[4] = Math.max(row[4], age)
+      bySite.set(id, row)
+    }
+    return [...bySite.values()].map(r => [r[0], r[1], r[2], round(r[3]), round(r[4])])
+  }
+
+  /** @param {WaitSite} site */
+  #siteId (site) {
+    return this.#sites.id(`${site.file}:${site.line}:${site.column}|${site.function}|${site.api ?? ''}|${site.callers.map(c => `${c.file}:${c.line}`).join(',')}|${(site.packages ?? site.below ?? []).map(c => `${c.file}:${c.line}`).join(',')}`, site)
   }
 
   /** @param {unknown} cause */

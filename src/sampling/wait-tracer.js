@@ -74,6 +74,8 @@ const MAX_TRIPS = 1000
  *   request's query wrote it later, from someone else's callback; -1: no trip), the span it began in (index, -1: none),
  *   the ms of that trip spent behind replies to earlier operations (-1: no trip; see Trip's `ahead`)]
  * @property {string} [route] `GET /orders/:id`: the request's method and route (route-timer.js)
+ * @property {number[][]} [floating] what the request started and left pending when its response finished, by site:
+ *   [site id, count, settled since, ms after the response summed, at most]
  */
 
 /**
@@ -124,6 +126,8 @@ export class WaitTracer {
   #recent = 0
   #recentMs = 0
   #recentWaited = 0
+  /** the same weights, of the traced requests that left promises pending when their response finished */
+  #recentLeft = 0
 
   /** @param {{ rate?: number, inFlight?: number }} [opts] requests traced per second, and at once, at most */
   constructor (opts = {}) {
@@ -189,8 +193,17 @@ export class WaitTracer {
     return this.#recentMs > 0 ? Math.min(1, this.#recentWaited / this.#recentMs) : 0
   }
 
+  /**
+   * Whether most of the recently traced requests left promises pending when their response finished (work fired and
+   * not awaited): the requests need not wait for tracing to find something, so it is worth its cost.
+   */
+  get leavesWork () {
+    return this.#recent >= MIN_EVIDENCE && this.#recentLeft >= 0.5 * this.#recent
+  }
+
   /** Forgets what the requests traced so far waited (a new load window). */
   forget () {
+    this.#recentLeft = 0
     this.#recent = 0
     this.#recentMs = 0
     this.#recentWaited = 0
@@ -267,6 +280,7 @@ export class WaitTracer {
       this.#recent = this.#recent * DECAY + 1
       this.#recentMs = this.#recentMs * DECAY + (trace.end - trace.start)
       this.#recentWaited = this.#recentWaited * DECAY + waitedMs(trace)
+      this.#recentLeft = this.#recentLeft * DECAY + (leftPending(trace) ? 1 : 0)
       if (!this.armed && this.#live.size === 0) this.#disable()
     }
     res.once('finish', end)
@@ -388,4 +402,15 @@ export class WaitTracer {
     if (trace.end !== 0 || trace.spans.length >= MAX_SPANS + MAX_TRIPS) return
     trace.spans.push({ kind: 'socket', t0: trip.start, t1: trip.end, stack, parent, cause: null, trips: [trip], resource: null })
   }
+}
+
+/**
+ * Whether a finished request left a promise it chained pending.
+ * @param {Trace} trace
+ */
+function leftPending (trace) {
+  for (const span of trace.spans) {
+    if (span.t1 === 0 && span.kind === 'PROMISE') return true
+  }
+  return false
 }

@@ -66,6 +66,7 @@ export function adviceText (a) {
     case 'fix-target-error':
       return `Fix what stopped the target first: ${a.error.message}${a.error.at ? `, thrown at ${placeText(a.error.at.file, a.error.at.line)}` : ''}. Its last lines of stderr are in the run (${a.stderrLines} kept).`
     case 'heap-exhausted': return heapExhaustedText(a.heap, a.target)
+    case 'await-or-bound': return floatingText(a.work)
     case 'find-why-target-stopped': return 'Find why the target stopped: its last lines of stderr are above; run it without hotpath to see it fail the same way.'
     case 'fix-on-port': return `Run the --on-port command yourself, with PORT set to the server's port, and make it exit 0: ${a.command}`
     case 'slower-than-timeout':
@@ -244,4 +245,15 @@ function formatMb (bytes) {
 function nodeMajor (version) {
   const m = /^v?(\d+)\./.exec(version ?? '')
   return m ? Number(m[1]) : 0
+}
+
+/**
+ * Work fired on the request path and not awaited, with how much is left per request and how long it lives.
+ * @param {import('../../analysis/floating-work.js').FloatingWork} w
+ */
+function floatingText (w) {
+  const at = placeText(w.site.file, w.site.line)
+  const fired = w.fired ? `${w.fired.function} (${placeText(w.fired.file, w.fired.line)}) starts ${w.site.function} and does not await it` : `${w.site.function} is started and not awaited`
+  const pending = w.pendingShare >= 0.05 ? `; ${Math.round(w.pendingShare * 100)}% were still pending when hotpath last looked` : ''
+  return `Work fired and not awaited: ${fired} — ${w.perRequest.toFixed(1)} a request still pending at ${at} when the response finished, living ${formatMs(w.meanAgeMs)} after it on average (${formatMs(w.maxAgeMs)} at most)${pending}. Each keeps what it was given until it is done: await it, or bound it (a queue with a limit that drops or refuses work beyond it).`
 }

@@ -1,0 +1,72 @@
+// Work a request started and did not wait for: promises (and timers) still pending when its response finished, by the
+// line they wait at and the line of the request's path that started them. A debugging upload fired and forgotten
+// holds its payload until it is done; when such work is slower than the requests that start it, it piles up and the
+// heap grows as a leak's does. The wait tracer records them per traced request (src/sampling/wait-records.js).
+import { displayPath } from './paths.js'
+
+/** Per traced request, at one site, for the work to be the requests' habit rather than a stray timer. */
+const MIN_PER_REQUEST = 0.5
+/** ms after the response it lives, on average, to count: a callback that runs as the response ends is no work left. */
+const MIN_AGE_MS = 5
+
+/**
+ * @typedef {object} FloatingWork
+ * @property {{ function: string, file: string, line: number }} site where the pending work waits (the await)
+ * @property {{ function: string, file: string, line: number } | null} fired the line on the request's path that started
+ *   it without waiting for it (the site's outermost app caller), when its stack showed one
+ * @property {number} perRequest pending per traced request when its response finished
+ * @property {number} meanAgeMs how long after the response they lived: until they settled, or until the tracer wrote
+ *   the request (a second at most) for those still pending then
+ * @property {number} maxAgeMs
+ * @property {number} pendingShare of them, the part still pending when the request was written
+ * @property {number} requests traced requests that left work pending here
+ */
+
+/**
+ * @param {import('./run-data.js').ThreadRecord[]} threads the serving threads
+ * @param {number} start
+ * @param {number} end
+ * @param {string} fallbackCwd
+ * @returns {FloatingWork[]} most pending time first
+ */
+export function floatingWork (threads, start, end, fallbackCwd) {
+  /** @type {Map<string, { site: FloatingWork['site'], fired: FloatingWork['fired'], count: number, settled: number, ageMs: number, maxAgeMs: number, requests: number }>} */
+  const bySite = new Map()
+  let traced = 0
+  for (const t of threads) {
+    const cwd = String(t.hello.cwd ?? fallbackCwd)
+    for (const trace of t.waits.traces) {
+      if (trace.time < start || trace.time > end) continue
+      traced++
+      for (const [id, count, settled, ageMs, maxAgeMs] of trace.floating ?? []) {
+        const info = t.waits.sites.get(id)
+        if (info === undefined) continue
+        const caller = info.callers.at(-1) ?? null
+        const key = `${info.file}:${info.line}|${caller ? `${caller.file}:${caller.line}` : ''}`
+        let acc = bySite.get(key)
+        if (acc === undefined) {
+          acc = {
+            site: { function: info.function, file: displayPath(info.file, cwd), line: info.line },
+            fired: caller ? { function: caller.function, file: displayPath(caller.file, cwd), line: caller.line } : null,
+            count: 0,
+            settled: 0,
+            ageMs: 0,
+            maxAgeMs: 0,
+            requests: 0
+          }
+          bySite.set(key, acc)
+        }
+        acc.count += count
+        acc.settled += settled
+        acc.ageMs += ageMs
+        acc.maxAgeMs = Math.max(acc.maxAgeMs, maxAgeMs)
+        acc.requests++
+      }
+    }
+  }
+  if (traced === 0) return []
+  return [...bySite.values()]
+    .map(a => ({ site: a.site, fired: a.fired, perRequest: a.count / traced, meanAgeMs: a.ageMs / a.count, maxAgeMs: a.maxAgeMs, pendingShare: 1 - a.settled / a.count, requests: a.requests }))
+    .filter(f => f.perRequest >= MIN_PER_REQUEST && f.meanAgeMs >= MIN_AGE_MS)
+    .sort((a, b) => b.perRequest * b.meanAgeMs - a.perRequest * a.meanAgeMs)
+}
