@@ -4,8 +4,8 @@
 // heap grows as a leak's does. The wait tracer records them per traced request (src/sampling/wait-records.js).
 import { displayPath } from './paths.js'
 
-/** Per traced request, at one site, for the work to be the requests' habit rather than a stray timer. */
-const MIN_PER_REQUEST = 0.5
+/** Of the traced requests, the part that must leave work pending at one site for it to be their habit, not a stray. */
+const MIN_SHARE = 0.5
 /** ms after the response it lives, on average, to count: a callback that runs as the response ends is no work left. */
 const MIN_AGE_MS = 5
 
@@ -14,7 +14,9 @@ const MIN_AGE_MS = 5
  * @property {{ function: string, file: string, line: number }} site where the pending work waits (the await)
  * @property {{ function: string, file: string, line: number } | null} fired the line on the request's path that started
  *   it without waiting for it (the site's outermost app caller), when its stack showed one
- * @property {number} perRequest pending per traced request when its response finished
+ * @property {number} perRequest promises pending here per traced request when its response finished (one call not
+ *   awaited can leave several: each await inside what it called)
+ * @property {number} requestShare of the traced requests, the part that left work pending here
  * @property {number} meanAgeMs how long after the response they lived: until they settled, or until the tracer wrote
  *   the request (a second at most) for those still pending then
  * @property {number} maxAgeMs
@@ -30,7 +32,7 @@ const MIN_AGE_MS = 5
  * @returns {FloatingWork[]} most pending time first
  */
 export function floatingWork (threads, start, end, fallbackCwd) {
-  /** @type {Map<string, { site: FloatingWork['site'], fired: FloatingWork['fired'], count: number, settled: number, ageMs: number, maxAgeMs: number, requests: number }>} */
+  /** @type {Map<string, { site: FloatingWork['site'], fired: FloatingWork['fired'], count: number, settled: number, ageMs: number, maxAgeMs: number, requests: number, last: unknown }>} */
   const bySite = new Map()
   let traced = 0
   for (const t of threads) {
@@ -52,7 +54,8 @@ export function floatingWork (threads, start, end, fallbackCwd) {
             settled: 0,
             ageMs: 0,
             maxAgeMs: 0,
-            requests: 0
+            requests: 0,
+            last: null
           }
           bySite.set(key, acc)
         }
@@ -60,13 +63,15 @@ export function floatingWork (threads, start, end, fallbackCwd) {
         acc.settled += settled
         acc.ageMs += ageMs
         acc.maxAgeMs = Math.max(acc.maxAgeMs, maxAgeMs)
-        acc.requests++
+        // Several sites of one request can be one line (the awaits inside what it called): the request counts once.
+        if (acc.last !== trace) acc.requests++
+        acc.last = trace
       }
     }
   }
   if (traced === 0) return []
   return [...bySite.values()]
-    .map(a => ({ site: a.site, fired: a.fired, perRequest: a.count / traced, meanAgeMs: a.ageMs / a.count, maxAgeMs: a.maxAgeMs, pendingShare: 1 - a.settled / a.count, requests: a.requests }))
-    .filter(f => f.perRequest >= MIN_PER_REQUEST && f.meanAgeMs >= MIN_AGE_MS)
+    .map(a => ({ site: a.site, fired: a.fired, perRequest: a.count / traced, requestShare: a.requests / traced, meanAgeMs: a.ageMs / a.count, maxAgeMs: a.maxAgeMs, pendingShare: 1 - a.settled / a.count, requests: a.requests }))
+    .filter(f => f.requestShare >= MIN_SHARE && f.meanAgeMs >= MIN_AGE_MS)
     .sort((a, b) => b.perRequest * b.meanAgeMs - a.perRequest * a.meanAgeMs)
 }
