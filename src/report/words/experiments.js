@@ -101,7 +101,7 @@ export function experimentSentence (e) {
     return `Measured, ${e.kind === 'try' ? values : `${e.setting} at ${values}`}${now}: it does not help — ${list}. Do not set it for this load.${caveat}${instead(e)}`
   }
   // A ladder the time cut short is no answer: what it measured so far, and the command that measures the next value.
-  if (e.untried && e.untried.length > 0) return cutShort(e, unit, values, list, now)
+  if (e.untried && e.untried.length > 0) return cutShort(e, unit, values, list, now) + (e.setting === 'max-old-space-size' ? caveat : '')
   // A higher heap limit is tempting whatever it measured: its caveat is said with no gain too.
   const limit = e.setting === 'max-old-space-size' ? caveat : ''
   return `Measured, ${e.kind === 'try' ? values : `${e.setting} at ${values}`}${now}: no gain beyond noise — ${list}. This setting is not the remedy here.${limit}${instead(e)}${e.stopped === 'budget' ? ' (The experiment time ran out before the end of the ladder: --experiment-time.)' : ''}`
