@@ -154,7 +154,11 @@ export function recommend (category, s, culprits, run) {
   if (floating) {
     const advice = { kind: /** @type {const} */ ('await-or-bound'), work: floating }
     if (category === 'memory-leak') out.unshift(advice)
-    else out.push(advice)
+    else {
+      // (before the generic "compare runs" that closes a healthy verdict's advice)
+      const generic = out.findIndex(a => a.kind === 'compare-runs')
+      out.splice(generic >= 0 ? generic : out.length, 0, advice)
+    }
   }
   return out
 }
