@@ -132,7 +132,7 @@ export const RECORD = /** @type {const} */ ({
  *   | { type: typeof RECORD.PROFILES, time: number, cpu?: string, heapAllocations?: string, heapRetained?: string }
  *   | { type: typeof RECORD.SCRIPTS, time: number, ms: number, scripts: { url: string, source: string }[] }
  *   | { type: typeof RECORD.GC_TRACE, tid: number, events: number[][] }
- *   | { type: typeof RECORD.HEAP_SETTLED, phase: 'start' | 'end', time: number, heapUsed: number }
+ *   | { type: typeof RECORD.HEAP_SETTLED, phase: 'start' | 'end', time: number, heapUsed: number, inflight?: number }
  *   | { type: typeof RECORD.THREADS_UNCLOSED, time: number, threads: number[], waitedMs: number }
  *   | { type: typeof RECORD.EXIT, time: number }} EventRecord
  */

@@ -110,7 +110,8 @@ export function readThread (file, damage) {
         break
       case RECORD.HEAP_SETTLED:
         if (e.phase === 'start' || e.phase === 'end') {
-          if (typeof e.heapUsed === 'number') t.settled[/** @type {'start' | 'end'} */ (e.phase)] = e.heapUsed
+          // Read while request handlers still ran (the probe waited for them, within a bound): what they held is in it.
+          if (typeof e.heapUsed === 'number' && !(Number(e.inflight) > 0)) t.settled[/** @type {'start' | 'end'} */ (e.phase)] = e.heapUsed
         }
         break
       case RECORD.THREADS_UNCLOSED:

@@ -14,6 +14,8 @@ import https from 'node:https'
  * @typedef {object} Watched
  * @property {RequestStats} stats
  * @property {Set<any>} sockets the server's connections, pruned of closed ones at each count
+ * @property {Set<WeakRef<any>>} orphans responses whose connection closed before the handler ended them: the handler
+ *   still runs (node:http does not stop it), and holds what it made, until it ends them or is collected
  * @property {number} inflight at the previous count
  * @property {number} started requests started since watching began
  * @property {number} reported requests reported finished since watching began
@@ -65,7 +67,7 @@ export class RequestTracker {
     if (!isHttpServer(server)) return
     this.servers.add(server)
     /** @type {Watched} */
-    const w = { stats: { port, started: 0, finished: 0, inflight: 0 }, sockets: new Set(), inflight: 0, started: 0, reported: 0 }
+    const w = { stats: { port, started: 0, finished: 0, inflight: 0 }, sockets: new Set(), orphans: new Set(), inflight: 0, started: 0, reported: 0 }
     this.watched.push(w)
     const stats = w.stats
     const sockets = w.sockets
@@ -91,6 +93,17 @@ export class RequestTracker {
   }
 
   /**
+   * Requests whose handlers still run on a port (any port: null), counted now: those on open connections, and those
+   * whose client went away first — a load that stops abandons its requests in flight, and the server goes on with them.
+   * @param {number | null} port
+   */
+  handling (port) {
+    let n = 0
+    for (const w of this.watched) if (port === null || w.stats.port === port) n += countInflight(w)
+    return n
+  }
+
+  /**
    * The interval's figures for every server that saw requests, and a fresh interval.
    * @param {boolean} [count] count the requests in flight now, whatever the cadence (the last sample of a window)
    * @param {number} [intervals] sampling intervals since the last take: a sampler that stretched its pace takes less
@@ -112,7 +125,7 @@ export class RequestTracker {
       if (count || Math.floor(this.takes / every) !== Math.floor(before / every)) {
         // Finished so far is exactly started − in flight: report what the samples since the last count have not.
         // (Less than zero when in flight grew since: those samples' guesses were too high, and the next counts catch up.)
-        w.inflight = countInflight(w.sockets)
+        w.inflight = countInflight(w)
         s.finished = Math.max(0, w.started - w.inflight - w.reported)
       } else {
         // Between counts, a request is guessed finished in the sample it started in: right while in flight holds steady.
@@ -138,14 +151,26 @@ export function isHttpServer (server) {
 }
 
 /**
- * Connections with a response in progress; forgets the closed ones.
- * @param {Set<any>} sockets
+ * Requests whose handlers still run: connections with a response in progress, and responses orphaned by their closed
+ * connection that the handler has not ended yet; forgets the closed connections and the ended or collected orphans.
+ * A closed connection keeps its response in `_httpMessage`, and `writableEnded` turns true when the handler ends it
+ * even then: that is the only sign the handler is done, as no event follows the connection's 'close'.
+ * @param {Watched} w
  */
-function countInflight (sockets) {
+function countInflight (w) {
   let n = 0
-  for (const socket of sockets) {
-    if (socket.destroyed) sockets.delete(socket)
-    else if (socket._httpMessage) n++
+  for (const socket of w.sockets) {
+    if (socket.destroyed) {
+      w.sockets.delete(socket)
+      const res = socket._httpMessage
+      // Weakly: a handler that never ends its response must not be kept alive by the probe.
+      if (res && !res.writableEnded) w.orphans.add(new WeakRef(res))
+    } else if (socket._httpMessage) n++
+  }
+  for (const ref of w.orphans) {
+    const res = ref.deref()
+    if (res === undefined || res.writableEnded) w.orphans.delete(ref)
+    else n++
   }
   return n
 }
