@@ -190,6 +190,50 @@ test('a bundle whose map is missing is blamed at its own lines, with a warning n
   assert.match(r.stderr, /hotpath flame: The source map of .*busy\.mjs could not be read/)
 })
 
+// A package that ships its compiled files with maps to sources it leaves out (Sequelize's lib/ maps to src/): those
+// sources are no file one can open, the installed file is. Its own lines are shown; a package that ships its
+// sources is shown at them.
+test('a package whose map names sources it does not ship is blamed at its installed lines', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-ts-pkgmap-'))
+  dirs.push(dir)
+  const pkg = join(dir, 'node_modules', 'spinlib')
+  const src = join(pkg, 'src', 'spin.ts')
+  const lib = join(pkg, 'lib', 'spin.js')
+  const { mkdir } = await import('node:fs/promises')
+  await mkdir(join(pkg, 'src'), { recursive: true })
+  await writeFile(src, [
+    'export function spin (n: number): number {',
+    '  let s = 0',
+    '  for (let i = 0; i < n; i++) s = (s * 31 + i) | 0',
+    '  return s',
+    '}',
+    ''
+  ].join('\n'))
+  await build({ entryPoints: [src], outfile: lib, format: 'esm', platform: 'node', sourcemap: true, logLevel: 'silent' })
+  const main = join(dir, 'main.mjs')
+  await writeFile(main, 'import { spin } from \'./node_modules/spinlib/lib/spin.js\'\nconst end = Date.now() + 500\nlet t = 0\nwhile (Date.now() < end) t += spin(200000)\nconsole.log(t !== 0)\n')
+  const { spawnSync } = await import('node:child_process')
+  /** @param {string} name */
+  const spinCulprit = async (name) => {
+    const ran = spawnSync(process.execPath, ['--cpu-prof', '--cpu-prof-dir', join(dir, name), '--cpu-prof-interval', '200', main], { encoding: 'utf8' })
+    assert.equal(ran.status, 0, ran.stderr)
+    const [profile] = await readdir(join(dir, name))
+    const r = await hotpath(['flame', '--from', join(dir, name, profile), '-o', join(dir, `${name}-flame`), '--json'])
+    assert.equal(r.code, 0, r.stderr)
+    const f = JSON.parse(r.stdout)
+    assert.deepEqual(f.warnings, [])
+    // The app's loop is the culprit; the package's function is where its time goes.
+    const c = f.culprits.flatMap((/** @type {any} */ c) => c.calls).find((/** @type {any} */ c) => c.function === 'spin')
+    assert.ok(c, JSON.stringify(f.culprits))
+    return c
+  }
+  const shipped = await spinCulprit('shipped')
+  assert.deepEqual([shipped.file, shipped.line], [src, 1])
+  await rm(join(pkg, 'src'), { recursive: true })
+  const unshipped = await spinCulprit('unshipped')
+  assert.deepEqual([unshipped.file, unshipped.line], [lib, await lineOf(lib, 'function spin')])
+})
+
 // A profile taken under tsx and read on its own has no copy of what tsx compiled: its positions are not the file's.
 test('flame --from a profile taken under tsx: the .ts file gets no line, and a warning says how to get them', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-ts-from-'))

@@ -83,6 +83,7 @@ export class SourceMapper {
     } catch (err) {
       this.problem(file, null, `not a source map (${/** @type {Error} */ (err)?.message ?? err})`)
     }
+    if (map !== null && unshippedSources(file, map) && this.sources.samePositions(file)) map = null
     this.maps.set(file, map)
     return map
   }
@@ -207,6 +208,18 @@ export class SourceMapper {
     if (pos.source === null) return null
     return { file: sourcePath(pos.source, map), line: pos.line, column: pos.column, name: pos.name }
   }
+}
+
+/**
+ * Whether a package's map names only sources the package does not ship: its compiled files are what is installed, and
+ * the only lines one can open (Sequelize's lib/ maps to a src/ its package leaves out). The app's own maps are kept,
+ * their sources elsewhere or not: the user has them.
+ * @param {string} file the generated script
+ * @param {InstanceType<typeof AnyMap>} map
+ */
+function unshippedSources (file, map) {
+  if (!file.split(/[\\/]/).includes('node_modules')) return false
+  return map.resolvedSources.every(source => source === null || !existsSync(sourcePath(source, map)))
 }
 
 /** The directory of each map, where the sources a bundler names by its own scheme are looked for. */
