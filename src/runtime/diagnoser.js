@@ -13,6 +13,7 @@ import { join, resolve } from 'node:path'
 import { isMainThread } from 'node:worker_threads'
 import { checkOptions, rule } from './options.js'
 import { checkProfileDir, defaultProfileDir, unguessable, writeExclusive } from './profile-files.js'
+import { OnDemand } from './on-demand.js'
 import { httpTrigger } from './profile-trigger.js'
 
 /**
@@ -60,31 +61,23 @@ const START_MS = 3000
 /** ms the probe is given to write the window's profiles and events */
 const STOP_MS = 15000
 
-export class Diagnoser {
+/** @extends {OnDemand<DiagnosisResult>} */
+export class Diagnoser extends OnDemand {
   /** @param {DiagnoserOptions} [opts] */
   constructor (opts = {}) {
     checkOptions('diagnoser()', opts, DIAGNOSER_OPTIONS)
+    super(opts.signal ?? false, opts.onDiagnosis)
     /** @private */
     this.privateDir = opts.dir === undefined
     this.dir = opts.dir === undefined ? defaultProfileDir() : resolve(opts.dir)
     this.duration = opts.duration ?? 30
     /** @private */
-    this.onDiagnosis = opts.onDiagnosis
-    /** @private */
     this.onError = opts.onError ?? ((/** @type {Error} */ err) => process.emitWarning(`hotpath diagnosis: ${err.message}`, 'HotpathWarning'))
-    /** @private @type {{ stop: () => void, done: Promise<DiagnosisResult> } | null} */
-    this.running = null
-    /** @private */
-    this.closed = false
-    this.signal = opts.signal ?? false
-    /** @private */
-    this.onSignal = () => { this.run() }
-    if (this.signal && isMainThread) process.on(this.signal, this.onSignal)
   }
 
-  /** Whether a diagnosis is running now. */
-  get busy () {
-    return this.running !== null
+  /** @protected */
+  fromSignal () {
+    this.run()
   }
 
   /**
@@ -96,26 +89,10 @@ export class Diagnoser {
    */
   run (opts = {}) {
     checkOptions('diagnoser.run()', opts, RUN_OPTIONS)
-    /** @type {DiagnosisResult | null} */
-    let refused = null
-    if (this.closed) refused = { ok: false, reason: 'closed' }
-    else if (this.running) refused = { ok: false, reason: 'busy' }
-    else if (!isMainThread) refused = { ok: false, reason: 'failed', error: 'a diagnosis runs on the main thread, where the servers are' }
-    if (refused !== null) {
-      this.tell(refused)
-      return Promise.resolve(refused)
-    }
-    /** @type {() => void} */
-    let stop = () => {}
-    /** @type {Promise<void>} */
-    const stopped = new Promise((resolve) => { stop = resolve })
-    const done = this.diagnose(opts.duration ?? this.duration, stopped).then((result) => {
-      this.running = null
-      this.tell(result)
-      return result
-    })
-    this.running = { stop, done }
-    return done
+    const refused = this.refusal() ?? (isMainThread ? null : { ok: false, reason: 'failed', error: 'a diagnosis runs on the main thread, where the servers are' })
+    if (refused !== null) return this.refuse(/** @type {import('./on-demand.js').Refused} */ (refused))
+    const seconds = opts.duration ?? this.duration
+    return this.launch(stopped => this.diagnose(seconds, stopped))
   }
 
   /**
@@ -130,27 +107,6 @@ export class Diagnoser {
       duration: this.duration,
       capture: ({ duration }) => this.run({ duration })
     }, opts, 'diagnoser.httpHandler()')
-  }
-
-  /**
-   * Stops listening for the signal; a running diagnosis ends now and is still written.
-   * @returns {Promise<void>}
-   */
-  async close () {
-    this.closed = true
-    if (this.signal && isMainThread) process.removeListener(this.signal, this.onSignal)
-    const running = this.running
-    if (running) {
-      running.stop()
-      await running.done
-    }
-  }
-
-  /** @private @param {DiagnosisResult} result */
-  tell (result) {
-    try {
-      this.onDiagnosis?.(result)
-    } catch {}
   }
 
   /**

@@ -9,6 +9,7 @@ import { isMainThread, threadId } from 'node:worker_threads'
 import { startCpuProfile, startHeapSampling } from '../profile/capture.js'
 import { checkOptions, rule } from './options.js'
 import { defaultProfileDir } from './profile-files.js'
+import { OnDemand } from './on-demand.js'
 import { ProfileJob } from './profile-job.js'
 import { httpTrigger } from './profile-trigger.js'
 
@@ -69,10 +70,12 @@ const CAPTURE_OPTIONS = {
   heap: rule.boolean()
 }
 
-export class Profiler {
+/** @extends {OnDemand<CaptureResult>} */
+export class Profiler extends OnDemand {
   /** @param {ProfilerOptions} [opts] */
   constructor (opts = {}) {
     checkOptions('profiler()', opts, PROFILER_OPTIONS)
+    super(opts.signal === undefined ? 'SIGUSR2' : opts.signal, opts.onCapture)
     /** @private */
     this.privateDir = opts.dir === undefined
     this.dir = opts.dir === undefined ? defaultProfileDir() : resolve(opts.dir)
@@ -83,23 +86,12 @@ export class Profiler {
     /** @private */
     this.heapInterval = opts.heapInterval === undefined ? undefined : Math.max(1, Math.round(opts.heapInterval))
     /** @private */
-    this.onCapture = opts.onCapture
-    /** @private */
     this.onError = opts.onError ?? ((/** @type {Error} */ err) => process.emitWarning(`hotpath profiling: ${err.message}`, 'HotpathWarning'))
-    /** @private @type {{ stop: () => void, done: Promise<CaptureResult> } | null} */
-    this.running = null
-    /** @private */
-    this.closed = false
-    this.signal = opts.signal === undefined ? 'SIGUSR2' : opts.signal
-    /** @private */
-    this.onSignal = () => { this.capture() }
-    // Signals are delivered to the main thread only.
-    if (this.signal && isMainThread) process.on(this.signal, this.onSignal)
   }
 
-  /** Whether a capture is running now. */
-  get busy () {
-    return this.running !== null
+  /** @protected */
+  fromSignal () {
+    this.capture()
   }
 
   /**
@@ -110,13 +102,8 @@ export class Profiler {
    */
   capture (opts = {}) {
     checkOptions('profiler.capture()', opts, CAPTURE_OPTIONS)
-    /** @type {CaptureResult} */
-    let refused
-    if (this.closed) refused = { ok: false, reason: 'closed' }
-    else if (this.running) refused = { ok: false, reason: 'busy' }
-    else return this.start(opts)
-    this.tell(refused)
-    return Promise.resolve(refused)
+    const refused = this.refusal()
+    return refused === null ? this.start(opts) : this.refuse(refused)
   }
 
   /**
@@ -127,17 +114,7 @@ export class Profiler {
   start (opts) {
     const seconds = opts.duration ?? this.duration
     const withHeap = opts.heap ?? this.heap
-    /** @type {() => void} */
-    let stop = () => {}
-    /** @type {Promise<void>} */
-    const stopped = new Promise((resolve) => { stop = resolve })
-    const done = this.run(seconds, withHeap, stopped).then((result) => {
-      this.running = null
-      this.tell(result)
-      return result
-    })
-    this.running = { stop, done }
-    return done
+    return this.launch(stopped => this.run(seconds, withHeap, stopped))
   }
 
   /**
@@ -196,14 +173,6 @@ export class Profiler {
   }
 
   /**
-   * @private @param {CaptureResult} result */
-  tell (result) {
-    try {
-      this.onCapture?.(result)
-    } catch {}
-  }
-
-  /**
    * A request handler that starts a capture: mount it on a route of your choice, e.g.
    * `if (req.url.startsWith('/debug/profile')) return trigger(req, res)`, or `app.post('/debug/profile', trigger)`.
    * It answers POST only, requires `Authorization: Bearer <token>` (compared in constant time), takes `?seconds=N`
@@ -214,20 +183,6 @@ export class Profiler {
    */
   httpHandler (opts) {
     return httpTrigger(this, opts)
-  }
-
-  /**
-   * Stops listening for the signal; a running capture ends now and is still written.
-   * @returns {Promise<void>}
-   */
-  async close () {
-    this.closed = true
-    if (this.signal && isMainThread) process.removeListener(this.signal, this.onSignal)
-    const running = this.running
-    if (running) {
-      running.stop()
-      await running.done
-    }
   }
 }
 
