@@ -2,6 +2,10 @@
 // line they wait at and the line of the request's path that started them. A debugging upload fired and forgotten
 // holds its payload until it is done; when such work is slower than the requests that start it, it piles up and the
 // heap grows as a leak's does. The wait tracer records them per traced request (src/sampling/wait-records.js).
+import { isAbsolute, resolve } from 'node:path'
+import { labelAt } from '../profile/function-labels.js'
+import { scriptIndex } from '../profile/script-index.js'
+import { SourceCache } from '../profile/sources.js'
 import { displayPath } from './paths.js'
 
 /** Of the traced requests, the part that must leave work pending at one site for it to be their habit, not a stray. */
@@ -12,8 +16,9 @@ const MIN_AGE_MS = 5
 /**
  * @typedef {object} FloatingWork
  * @property {{ function: string, file: string, line: number }} site where the pending work waits (the await)
- * @property {{ function: string, file: string, line: number } | null} fired the line on the request's path that started
- *   it without waiting for it (the site's outermost app caller), when its stack showed one
+ * @property {{ function: string, label?: string, file: string, line: number } | null} fired the line on the request's path
+ *   that started it without waiting for it (the site's outermost app caller), when its stack showed one; `label` names
+ *   an anonymous function from the source around it, as the culprits do (`createServer callback`)
  * @property {number} perRequest promises pending here per traced request when its response finished (one call not
  *   awaited can leave several: each await inside what it called)
  * @property {number} requestShare of the traced requests, the part that left work pending here
@@ -34,6 +39,7 @@ const MIN_AGE_MS = 5
 export function floatingWork (threads, start, end, fallbackCwd) {
   /** @type {Map<string, { site: FloatingWork['site'], fired: FloatingWork['fired'], count: number, settled: number, ageMs: number, maxAgeMs: number, requests: number, last: unknown }>} */
   const bySite = new Map()
+  const sources = new SourceCache()
   let traced = 0
   for (const t of threads) {
     const cwd = String(t.hello.cwd ?? fallbackCwd)
@@ -49,7 +55,7 @@ export function floatingWork (threads, start, end, fallbackCwd) {
         if (acc === undefined) {
           acc = {
             site: { function: info.function, file: displayPath(info.file, cwd), line: info.line },
-            fired: caller ? { function: caller.function, file: displayPath(caller.file, cwd), line: caller.line } : null,
+            fired: caller ? { function: caller.function, ...labelOf(caller, sources, cwd), file: displayPath(caller.file, cwd), line: caller.line } : null,
             count: 0,
             settled: 0,
             ageMs: 0,
@@ -74,4 +80,17 @@ export function floatingWork (threads, start, end, fallbackCwd) {
     .map(a => ({ site: a.site, fired: a.fired, perRequest: a.count / traced, requestShare: a.requests / traced, meanAgeMs: a.ageMs / a.count, maxAgeMs: a.maxAgeMs, pendingShare: 1 - a.settled / a.count, requests: a.requests }))
     .filter(f => f.requestShare >= MIN_SHARE && f.meanAgeMs >= MIN_AGE_MS)
     .sort((a, b) => b.perRequest * b.meanAgeMs - a.perRequest * a.meanAgeMs)
+}
+
+/**
+ * An anonymous caller's name read from its source, as the culprits have it; nothing for a named one.
+ * @param {{ function: string, file: string, line: number, column?: number }} frame
+ * @param {SourceCache} sources
+ * @param {string} cwd
+ * @returns {{ label?: string }}
+ */
+function labelOf (frame, sources, cwd) {
+  if (!/(^|\.)<anonymous>$|^\(anonymous\)$|^$/.test(frame.function)) return {}
+  const label = labelAt(scriptIndex(sources, isAbsolute(frame.file) ? frame.file : resolve(cwd, frame.file)), frame.line, Math.max(0, (frame.column ?? 1) - 1))
+  return label ? { label } : {}
 }
