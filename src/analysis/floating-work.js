@@ -2,11 +2,9 @@
 // line they wait at and the line of the request's path that started them. A debugging upload fired and forgotten
 // holds its payload until it is done; when such work is slower than the requests that start it, it piles up and the
 // heap grows as a leak's does. The wait tracer records them per traced request (src/sampling/wait-records.js).
-import { isAbsolute, resolve } from 'node:path'
-import { labelAt } from '../profile/function-labels.js'
-import { scriptIndex } from '../profile/script-index.js'
 import { SourceCache } from '../profile/sources.js'
 import { displayPath } from './paths.js'
+import { sourceLabel } from './wait-culprits.js'
 
 /** Of the traced requests, the part that must leave work pending at one site for it to be their habit, not a stray. */
 const MIN_SHARE = 0.5
@@ -91,6 +89,6 @@ export function floatingWork (threads, start, end, fallbackCwd) {
  */
 function labelOf (frame, sources, cwd) {
   if (!/(^|\.)<anonymous>$|^\(anonymous\)$|^$/.test(frame.function)) return {}
-  const label = labelAt(scriptIndex(sources, isAbsolute(frame.file) ? frame.file : resolve(cwd, frame.file)), frame.line, Math.max(0, (frame.column ?? 1) - 1))
+  const label = sourceLabel(sources, cwd, frame)
   return label ? { label } : {}
 }

@@ -66,9 +66,7 @@ function siteCulprit (w, sources, cwd) {
   const named = nameOf(w.site.function, w.site.callers)
   const name = named.name
   // An anonymous function is named from the source around it, as the CPU culprits are (`get('/') callback`).
-  const label = name === '(anonymous)'
-    ? labelAt(scriptIndex(sources, isAbsolute(w.site.file) ? w.site.file : resolve(cwd, w.site.file)), w.site.line, Math.max(0, w.site.column - 1)) ?? named.label
-    : named.label
+  const label = name === '(anonymous)' ? sourceLabel(sources, cwd, w.site) ?? named.label : named.label
   return {
     function: name,
     ...(label ? { label } : {}),
@@ -165,6 +163,18 @@ function nameOf (fn, callers) {
   if (bare !== '' && !bare.endsWith('<anonymous>')) return { name: bare, label: null }
   const named = callers.find(c => c.function !== '' && !c.function.endsWith('<anonymous>'))
   return { name: '(anonymous)', label: named ? `(anonymous in ${named.function.replace(/^(async|new)\s+/, '')})` : null }
+}
+
+/**
+ * An anonymous function's name read from the source around a frame (`createServer callback`), as the CPU culprits have
+ * it; null when the source says nothing.
+ * @param {SourceCache} sources
+ * @param {string} cwd what the frame's file is relative to
+ * @param {{ file: string, line: number, column?: number }} frame 1-based line and column
+ * @returns {string | null}
+ */
+export function sourceLabel (sources, cwd, frame) {
+  return labelAt(scriptIndex(sources, isAbsolute(frame.file) ? frame.file : resolve(cwd, frame.file)), frame.line, Math.max(0, (frame.column ?? 1) - 1))
 }
 
 /**
