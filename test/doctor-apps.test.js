@@ -131,13 +131,21 @@ describe('applications that wait on PostgreSQL and Redis', { skip: missing().pos
     assert.match(out, /in express-session \(session, put on the request's path at/)
   })
 
-  test('express-session in SQL with its ids indexed: the store\'s CPU in res.end is the middleware\'s, not the route\'s', async () => {
+  test('express-session in SQL with its ids indexed: the store\'s CPU in res.end is the middleware\'s, not the route\'s', async (t) => {
     const file = `${APPS}/sessions/server.js`
     const { signedCookie } = require('./fixtures/apps/sessions/cookie.js')
     const { d } = await doctor(file, { DATABASE_URL: postgres.url, SESSION_INDEX: '1' }, ['-H', `Cookie: ${signedCookie()}`])
     const json = await lineOf(file, 'res.json(')
-    const culprit = d.culprits.find((/** @type {any} */ c) => c.measure === 'cpu' && c.file === file && c.line === json)
-    assert.ok(culprit, `the route's res.json() is a CPU culprit: ${JSON.stringify(d.culprits.map((/** @type {any} */ c) => [c.file, c.line]))}`)
+    const culprit = d.culprits.find((/** @type {any} */ c) => c.file === file && c.line === json && (c.measure === 'cpu' || c.measure === 'waits'))
+    assert.ok(culprit, `the route's res.json() is a culprit: ${JSON.stringify(d.culprits.map((/** @type {any} */ c) => [c.measure, c.file, c.line]))}`)
+    if (culprit.measure === 'waits') {
+      // On a machine short of cores PostgreSQL itself queues for a CPU, and the indexed touch becomes a wait again
+      // (54 ms a request against 4 ms of CPU, the server's thread queued 55% of the time): the store's touch is still
+      // the middleware's, not the route's.
+      t.diagnostic(`read as waiting: ${d.summary}`)
+      assert.ok(culprit.wait.via.chain.some((/** @type {any} */ c) => c.name === 'express-session'), JSON.stringify(culprit.wait.via))
+      return
+    }
     assert.equal(culprit.facts?.kind, 'runs-middleware', JSON.stringify(culprit))
     assert.equal(culprit.facts.packages[0].name, 'express-session')
     if (d.category === 'event-loop') assert.match(d.recommendations[0], /express-session's code, run inside/)
