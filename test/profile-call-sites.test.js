@@ -2,7 +2,7 @@
 // template text; and any text, however broken, is read without throwing.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { callLines, functionSource } from '../src/profile/call-sites.js'
+import { callLines, computedCallSite, computedKeyAt, functionSource, isComputedName } from '../src/profile/call-sites.js'
 
 const source = `import { createHash } from 'node:crypto'
 function etag (body) {
@@ -68,6 +68,46 @@ test('the whole script is the function at its very start (module code)', () => {
   const fn = functionSource(source, 1, 0)
   assert.ok(fn)
   assert.deepEqual(callLines(fn, 'digest'), [8, 11])
+})
+
+// A method defined under a computed key (`this[name] = function`, `[key]() {}`, as ORMs define their accessors) is named
+// `Model.<computed>` or nothing by V8: its callers call it by a name no profile says.
+const handler = `async function show (req, res) {
+  const user = await User.findByPk(req.params.id)
+  res.setHeader('content-type', 'application/json')
+  const posts = await user.getPosts({ limit: 20 })
+  const ids = posts.map(p => p.id).join(',')
+  res.end(JSON.stringify({ user, posts, ids }))
+}
+`
+
+test('a callee V8 names <computed> is found at the one method call no known function explains', () => {
+  assert.equal(isComputedName('Model.<computed>'), true)
+  assert.equal(isComputedName('Assoc.obj.<computed>'), true)
+  assert.equal(isComputedName('getPosts'), false)
+  const fn = functionSource(handler, 1, 14)
+  assert.ok(fn)
+  assert.deepEqual(callLines(fn, 'Model.<computed>'), [], 'no call is named so')
+  // findByPk is a function the profile knows; setHeader, map, join, end, stringify are the runtime's
+  assert.deepEqual(computedCallSite(fn, new Set(['findByPk', 'show'])), { line: 4, column: 27 })
+  // With findByPk unknown, two lines are candidates: the function's own samples pick one, or nothing is said
+  assert.equal(computedCallSite(fn, new Set()), undefined)
+  assert.equal(computedCallSite(fn, new Set(), new Map([[4, 2], [2, 2]])), undefined, 'a tie is no evidence')
+  assert.deepEqual(computedCallSite(fn, new Set(), new Map([[4, 3], [6, 9]])), { line: 4, column: 27 })
+  assert.deepEqual(computedCallSite(fn, new Set(), new Map([[2, 1]])), { line: 2, column: 26 })
+  const bracket = functionSource('function f (m, k) {\n  m.ready()\n  return m[k](1)\n}\n', 1, 11)
+  assert.ok(bracket)
+  assert.deepEqual(computedCallSite(bracket, new Set(['ready'])), { line: 3, column: 12 }, 'a call by a computed key too')
+})
+
+test('a function defined under a computed key is told from its source', () => {
+  const code = 'class M { [key] () {} }\nobj[name] = function () {}\nconst o = { [k]: async function * () {} }\nfoo(function () {})\nconst a = { b: () => 1 }\n'
+  const at = (/** @type {string} */ s) => code.indexOf(s)
+  assert.equal(computedKeyAt(code, at('() {} }')), true)
+  assert.equal(computedKeyAt(code, at('() {}\nconst o')), true)
+  assert.equal(computedKeyAt(code, at('() {} }\nfoo')), true)
+  assert.equal(computedKeyAt(code, at('() {})')), false)
+  assert.equal(computedKeyAt(code, at('() => 1')), false)
 })
 
 test('positions outside the text, and broken code, give null or nothing, never an exception', () => {

@@ -1,7 +1,6 @@
 // Who made a culprit run: the nearest app functions on the stacks under it, with the function each called on the way
 // (the culprit itself, or e.g. `emit` for a listener), at the line that makes that call; and, in a heap profile, the
 // functions V8 inlined it into, which it was recovered from (helpers.js).
-import { callSites } from '../call-sites.js'
 import { originalLine } from './frame-index.js'
 
 /** @typedef {import('../find-culprits.js').CulpritCaller} CulpritCaller */
@@ -25,7 +24,7 @@ export function culpritCallers (f, o, ctx, nearApp, viaApp, callLimit) {
       const callerFrame = frames[caller]
       const viaName = frames[through].name
       const callerFn = ctx.fnOf(caller)
-      const site = callerFn ? callSites(callerFn, viaName)[0] : undefined
+      const site = callerFn ? ctx.callSite(callerFn, through) : undefined
       const line = (site ? originalLine(callerFrame, site.line, mapper, site.column) : undefined) ?? callerFrame.line
       return withLabel({ function: callerFrame.name, file: callerFrame.file, line, via: viaName, share: value / model.total }, callerFrame)
     })

@@ -1,8 +1,10 @@
 // What every stage of culprit finding reads a profile's functions through: its frames (the model's, and those the
 // stages add), each function's source (read once), and for heap profiles the search for the calls that functions V8
 // inlined make.
+import { callSites, computedCallSite, computedKeyAt, isComputedName } from '../call-sites.js'
 import { InlineResolver } from '../inlined.js'
 import { SOURCES } from '../model.js'
+import { scriptIndex } from '../script-index.js'
 import { SourceCache } from '../sources.js'
 import { appCallees } from './dispatch.js'
 import { FrameIndex, readFunction, scriptOf } from './frame-index.js'
@@ -27,6 +29,8 @@ import { FrameIndex, readFunction, scriptOf } from './frame-index.js'
  * @property {Map<number, number[]>} called package frame → the app frames it runs (heap profiles; empty for CPU)
  * @property {SiteSearch} appSites searched among the app functions the package frame runs
  * @property {SiteSearch} inlineSites searched in the app code it runs first, then in the functions its source calls
+ * @property {(fn: FunctionSource, callee: number, ownLines?: Map<number, number>) => { line: number, column: number } | undefined} callSite
+ *   where the source `fn` calls the callee frame (see callSiteOf)
  */
 
 /**
@@ -64,7 +68,32 @@ export function culpritContext (model, callProfiles) {
     const fromApp = appSites(f, fn, name)
     return fromApp.length > 0 ? fromApp : inlining.sites(scriptOf(frameOf(f)).file, fn, name)
   }
-  return { model, index, mapper, frameOf, fnOf, inlining, called, appSites, inlineSites }
+  /** @type {Set<string> | null} */
+  let known = null
+  /** @type {CulpritContext['callSite']} */
+  const callSite = (fn, callee, ownLines) => {
+    const frame = frameOf(callee)
+    const [site] = callSites(fn, frame.name)
+    if (site !== undefined || !definedUnderComputedKey(frame, sources)) return site
+    known ??= new Set(model.frames.map(x => x.name.slice(x.name.lastIndexOf('.') + 1)))
+    return computedCallSite(fn, known, ownLines)
+  }
+  return { model, index, mapper, frameOf, fnOf, inlining, called, appSites, inlineSites, callSite }
+}
+
+/**
+ * Whether V8 names the frame's function by a computed key (`obj.<computed>`), or gives none to a method it found
+ * written `[key]() {}`: the code that calls it does not say that name.
+ * @param {import('../model.js').ProfileFrame} frame
+ * @param {SourceCache} sources
+ */
+function definedUnderComputedKey (frame, sources) {
+  if (isComputedName(frame.name)) return true
+  if (frame.name !== '(anonymous)') return false
+  const where = scriptOf(frame)
+  const script = scriptIndex(sources, where.file)
+  const at = script ? script.offset(where.line, where.column) : -1
+  return script !== null && at > 0 && computedKeyAt(script.masked, at)
 }
 
 /**

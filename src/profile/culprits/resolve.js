@@ -1,7 +1,6 @@
 // The second stage: each owner's calls and lines, resolved in its own source. The line of each call is found where the
 // call is made; in a heap profile, a call the owner's source does not make goes to the inlined helper that makes it
 // (helpers.js).
-import { callSites } from '../call-sites.js'
 import { originalLine } from './frame-index.js'
 import { helperCalls, shareWithHelpers } from './helpers.js'
 import { emptyResolved, addThreads, mergeResolved } from './resolved.js'
@@ -48,7 +47,7 @@ function resolveOwner (f, o, ctx, recovered) {
   /** @type {import('./helpers.js').HelperCall[]} */
   const moved = []
   for (const [c, value] of o.calls) {
-    const site = fn ? callSites(fn, frames[c].name)[0] : undefined
+    const site = fn ? ctx.callSite(fn, c, o.lines) : undefined
     const callLine = site ? originalLine(frame, site.line, ctx.mapper, site.column) : undefined
     if (callLine === undefined && ctx.inlining && fn) {
       const toHelpers = helperCalls(ctx, f, fn, c, value)
