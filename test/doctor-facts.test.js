@@ -93,6 +93,20 @@ test('a server that serves quickly at low CPU: healthy, with the figures its sum
   assert.match(words.summary, new RegExp(`${formatMs(f.cpuPerRequestMs)} of CPU each`))
 })
 
+// CPU per request is net of the probe's own work: when nothing is left, the requests cost too little to tell — no
+// bare "0" and no "0 ms" measured, either.
+test('requests whose CPU does not exceed the probe\'s own: the summary says they cost too little to tell', async () => {
+  assert.equal(formatMs(0), '0 ms', 'a duration has a unit, zero too')
+  assert.equal(formatMs(0.0004), '0.400 µs')
+  const d = diagnose(readRun(await writeRun({ cpuMs: 0 })))
+  assert.equal(d.category, 'healthy')
+  const f = d.measured.facts
+  assert.equal(f.kind === 'healthy' && f.cpuPerRequestMs, 0)
+  const { summary } = wordDiagnosis(d)
+  assert.match(summary, /requests\/s at less CPU each than can be told apart from hotpath's own, event-loop delay p99/)
+  assert.doesNotMatch(summary, /at 0( ms)? of CPU/)
+})
+
 test('single tasks that hold the loop for over a second: event-loop, long tasks, and advice about them', async () => {
   const d = diagnose(readRun(await writeRun({ delayP99: 250, delayMax: 1500 })))
   assert.equal(d.category, 'event-loop')

@@ -7,7 +7,7 @@
 export function formatMs (ms) {
   if (!Number.isFinite(ms)) return '–'
   const abs = Math.abs(ms)
-  if (abs === 0) return '0'
+  if (abs === 0) return '0 ms'
   if (abs < 1) return `${sig(ms * 1000)} µs`
   if (abs < 1000) return `${sig(ms)} ms`
   return `${sig(ms / 1000)} s`

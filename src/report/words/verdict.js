@@ -95,18 +95,27 @@ function ruleSentence (f) {
     case 'cpu-per-request':
       return `The event loop is blocked: each request holds it for ${formatMs(f.cpuPerRequestMs)} of CPU, so requests queue behind each other (event-loop delay p99 ${formatMs(f.delayP99Ms)}).`
     case 'long-tasks':
-      return `The event loop is blocked: single tasks hold it for up to ${formatMs(f.delayMaxMs)} (p99 ${formatMs(f.delayP99Ms)}), though requests cost only ${formatMs(f.cpuPerRequestMs)} of CPU each — look for synchronous I/O or occasional heavy work.`
+      return `The event loop is blocked: single tasks hold it for up to ${formatMs(f.delayMaxMs)} (p99 ${formatMs(f.delayP99Ms)}), though requests cost only ${cpuEach(f.cpuPerRequestMs)} — look for synchronous I/O or occasional heavy work.`
     case 'waiting':
-      return `The server is waiting on I/O: requests take ${formatMs(f.serverTimeMs)} on the server but only ${formatMs(f.cpuPerRequestMs)} of CPU, and the event loop is idle ${formatPercent(f.idle, 0)} of the time` +
+      return `The server is waiting on I/O: requests take ${formatMs(f.serverTimeMs)} on the server but only ${cpuEach(f.cpuPerRequestMs)}, and the event loop is idle ${formatPercent(f.idle, 0)} of the time` +
         (f.runQueue !== null && f.runQueue >= 0.1 ? `; its thread waited for a CPU ${formatPercent(f.runQueue, 0)} of the time (the machine is short of cores).` : '.') +
         (f.topWait ? topWaitSentence(f.topWait) : '') +
         (f.agent ? ` Outgoing requests queued for a free socket in ${f.agent.agent} (maxSockets ${f.agent.maxSockets}).` : '')
     case 'avoidable':
       return avoidableVerdict(f)
     case 'healthy':
-      return `No problem found: ${Math.round(f.requestsPerSecond).toLocaleString('en-US')} requests/s at ${formatMs(f.cpuPerRequestMs)} of CPU each, event-loop delay p99 ${formatMs(f.delayP99Ms)}` +
+      return `No problem found: ${Math.round(f.requestsPerSecond).toLocaleString('en-US')} requests/s at ${cpuEach(f.cpuPerRequestMs)}, event-loop delay p99 ${formatMs(f.delayP99Ms)}` +
         (f.busy ? '; the load keeps the CPU busy without blocking the event loop.' : '.')
   }
+}
+
+/**
+ * A request's CPU in a verdict. It is measured net of the probe's own work (signals.js), and none is left when the
+ * process's CPU does not exceed what the probe took: that is no measured 0 — the requests cost too little to tell.
+ * @param {number} ms
+ */
+function cpuEach (ms) {
+  return ms > 0 ? `${formatMs(ms)} of CPU each` : "less CPU each than can be told apart from hotpath's own"
 }
 
 /**
