@@ -161,8 +161,19 @@ function toCulprit (c, measure, cwd, threads) {
     ...(Array.isArray(c.calls) && c.calls.length > 0
       ? { calls: c.calls.slice(0, 3).map((/** @type {any} */ k) => ({ function: String(k.function || '(anonymous)'), ...(typeof k.label === 'string' && k.label ? { label: k.label } : {}), file: displayPath(String(k.file ?? ''), cwd), line: Number(k.line) || 0, kind: k.kind, share: Number(k.share) || 0 })) }
       : {}),
-    ...middlewareFacts(c)
+    ...(c.ownAllocations ? ownAllocationFacts(c) : middlewareFacts(c))
   }
+}
+
+/**
+ * An allocation culprit whose own allocations, which V8 samples without a line, are the most of what it allocates:
+ * their share, the part of the culprit's they are, and where its line comes from.
+ * @param {any} c a culprit from src/profile
+ * @returns {{ facts: import('./culprits.js').CulpritFacts }}
+ */
+function ownAllocationFacts (c) {
+  const { share, lineFrom } = c.ownAllocations
+  return { facts: { kind: 'allocates-itself', share, of: c.share > 0 ? Math.min(1, share / c.share) : 1, lineFrom } }
 }
 
 /** Part of a culprit's time that another package's code, run inside its call, must take for it to be told. */

@@ -30,7 +30,9 @@ import { FrameIndex, readFunction, scriptOf } from './frame-index.js'
  * @property {SiteSearch} appSites searched among the app functions the package frame runs
  * @property {SiteSearch} inlineSites searched in the app code it runs first, then in the functions its source calls
  * @property {(fn: FunctionSource, callee: number, ownLines?: Map<number, number>) => { line: number, column: number } | undefined} callSite
- *   where the source `fn` calls the callee frame (see callSiteOf)
+ *   where the source `fn` calls the callee frame
+ * @property {(f: number) => number | null} ownCpuLine the line where the frame's function spends most of its own time
+ *   in the CPU profiles of the same code (`callProfiles`), null when they do not show it running
  */
 
 /**
@@ -78,7 +80,30 @@ export function culpritContext (model, callProfiles) {
     known ??= new Set(model.frames.map(x => x.name.slice(x.name.lastIndexOf('.') + 1)))
     return computedCallSite(fn, known, ownLines)
   }
-  return { model, index, mapper, frameOf, fnOf, inlining, called, appSites, inlineSites, callSite }
+  /** @type {Map<string, [number, number]> | null} position → its hottest own line and that line's time */
+  let cpuLines = null
+  /** @type {CulpritContext['ownCpuLine']} */
+  const ownCpuLine = (f) => {
+    if (cpuLines === null) {
+      const found = cpuLines = new Map()
+      for (const cpu of callProfiles) {
+        if (cpu.unit !== 'ms') continue
+        for (const frame of cpu.frames) {
+          const top = frame.lines[0]
+          const key = positionOf(frame)
+          if (top !== undefined && top[1] > (found.get(key)?.[1] ?? 0)) found.set(key, top)
+        }
+      }
+    }
+    return cpuLines.get(positionOf(frameOf(f)))?.[0] ?? null
+  }
+  return { model, index, mapper, frameOf, fnOf, inlining, called, appSites, inlineSites, callSite, ownCpuLine }
+}
+
+/** @param {import('../model.js').ProfileFrame} frame */
+function positionOf (frame) {
+  const where = scriptOf(frame)
+  return `${where.file}\0${where.line}\0${where.column}`
 }
 
 /**

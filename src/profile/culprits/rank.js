@@ -43,6 +43,14 @@ function describeCulprit (f, o, share, ctx, nearApp, viaApp, callLimit) {
   /** @type {Culprit} */
   const culprit = { function: frame.name, file: frame.file, line: hottestLine(o, frame.line, frame.unplaced ?? 0), functionLine: frame.line, share, kind: frame.kind, calls, callers }
   if (frame.label) culprit.label = frame.label
+  if (model.type === 'heap' && frame.kind === 'app' && o.unplaced > 0 && o.unplaced >= hottestValue(o)) {
+    // What it allocates itself has no line, and it is the most of what it allocates: no call's line stands for it. The
+    // CPU profile of the same code says where the function's own time goes — building those objects, when they are
+    // most of what it does; without one, the function is all that can be named.
+    const cpuLine = ctx.ownCpuLine(f)
+    culprit.line = cpuLine ?? frame.line
+    culprit.ownAllocations = { share: o.unplaced / model.total, lineFrom: cpuLine === null ? 'function' : 'cpu-time' }
+  }
   if (model.unit === 'ms') {
     culprit.selfMs = frame.self
     culprit.totalMs = frame.total
@@ -91,6 +99,16 @@ export function hottestLine (o, firstLine, unplaced = 0) {
     }
   }
   return line
+}
+
+/**
+ * The value of the hottest line (0 without lines).
+ * @param {Resolved} o
+ */
+function hottestValue (o) {
+  let best = 0
+  for (const v of o.lines.values()) if (v > best) best = v
+  return best
 }
 
 /**

@@ -62,5 +62,7 @@ function resolveOwner (f, o, ctx, recovered) {
   const charged = moved.length > 0 ? shareWithHelpers(f, o, moved, ctx, recovered) : o.charged
   const threads = new Map()
   addThreads(threads, o.threads, charged / o.charged)
-  return { ...emptyResolved(), charged, lines, calls, threads }
+  let placed = 0
+  for (const v of lines.values()) placed += v
+  return { ...emptyResolved(), charged, lines, calls, threads, unplaced: Math.max(0, charged - placed) }
 }

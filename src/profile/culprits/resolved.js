@@ -9,11 +9,13 @@
  * @property {Map<string, { caller: number, via: string, line: number, value: number }>} inlinedInto the frames V8
  *   charged with it, having inlined it: the line of each that leads to it, and what was recovered from there
  * @property {Map<number, number>} threads index in `model.threads` → value, for models of several profiles
+ * @property {number} unplaced what no line holds: in a heap profile, what the function allocated itself (its object and
+ *   array literals, the strings it builds: V8 samples allocations without a position) and calls of its own syntax
  */
 
 /** @returns {Resolved} */
 export function emptyResolved () {
-  return { charged: 0, lines: new Map(), calls: new Map(), inlinedInto: new Map(), threads: new Map() }
+  return { charged: 0, lines: new Map(), calls: new Map(), inlinedInto: new Map(), threads: new Map(), unplaced: 0 }
 }
 
 /**
@@ -33,6 +35,7 @@ export function addThreads (into, from, factor) {
  */
 export function mergeResolved (into, from) {
   into.charged += from.charged
+  into.unplaced += from.unplaced
   for (const [line, v] of from.lines) into.lines.set(line, (into.lines.get(line) ?? 0) + v)
   for (const [c, call] of from.calls) {
     const existing = into.calls.get(c)

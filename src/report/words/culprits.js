@@ -36,6 +36,9 @@ export function culpritReason (f) {
       const installed = c.installed ? `, ${formatPercent(c.installed.share, 0)} in ${c.installed.package ?? c.installed.file}'s ${c.installed.hook}${c.installed.installer && c.installed.installer !== c.installed.package ? ` (installed by ${c.installed.installer})` : ''}` : ''
       return `${avoidableWhat(c)}${via}: ${formatPercent(c.share, 0)} of the CPU${installed}, work the request path need not do`
     }
+    case 'allocates-itself':
+      return `${formatPercent(f.of, 0)} of it is its own allocations — object and array literals, strings it builds — which heap sampling gives no line: ` +
+        (f.lineFrom === 'cpu-time' ? 'the line shown is where its own CPU time goes' : 'shown at its first line')
     case 'creates-pool': {
       const pool = /** @type {NonNullable<typeof f.pool>} */ (f.pool)
       const limit = [pool.class, pool.limit ? `${pool.limit.key}: ${pool.limit.value}` : null].filter(Boolean).join(', ')
