@@ -119,7 +119,8 @@ export function collectCulprits (data, signals, category, opts = {}) {
   const ordered = poolFirst ? interleave(pooled, main, limit - out.length) : interleave(main, pooled, limit - out.length)
   for (const c of ordered) {
     if (out.length >= limit) break
-    if (!out.some(o => o.file === c.file && o.line === c.line && o.function === c.function)) out.push(c)
+    // The same place found by allocations and by CPU says two things (what it allocates, what it costs): both stay.
+    if (!out.some(o => o.file === c.file && o.line === c.line && o.function === c.function && (o.measure === 'allocations') === (c.measure === 'allocations'))) out.push(c)
   }
   markAvoidable(out, signals, category, limit)
   // A cost per request that climbs is spent where the code works (first), and caused by what grows: the holder second.
