@@ -68,7 +68,7 @@ export function costTrend (serving, measured, port, start, limits) {
     const before = served
     served += b.finished
     // The last bin is cut short by the window's end, and a bin without requests has no cost per request.
-    if (k < skip || k === keys[keys.length - 1] || b.measuredFinished === 0) continue
+    if (k < skip || k === keys[keys.length - 1] || b.measuredFinished <= 0) continue
     xs.push(before + b.finished / 2)
     ys.push(Math.max(0, b.cpu) / b.measuredFinished)
   }

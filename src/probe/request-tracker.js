@@ -6,7 +6,9 @@ import https from 'node:https'
  * @typedef {object} RequestStats
  * @property {number} port
  * @property {number} started requests whose head arrived
- * @property {number} finished responses fully written
+ * @property {number} finished responses fully written; at a count of the requests in flight, less than zero when the
+ *   samples since the last count had guessed finished requests still in flight (the sum over any run of samples that
+ *   ends with a count is exact)
  * @property {number} inflight started and not yet finished, at the end of the interval
  */
 
@@ -19,6 +21,7 @@ import https from 'node:https'
  * @property {number} inflight at the previous count
  * @property {number} started requests started since watching began
  * @property {number} reported requests reported finished since watching began
+ * @property {number} dropped requests that never finished: orphans the handler let go of without ending them
  */
 
 /** In-flight requests are counted every SCAN_EVERY-th sampling interval… */
@@ -67,7 +70,7 @@ export class RequestTracker {
     if (!isHttpServer(server)) return
     this.servers.add(server)
     /** @type {Watched} */
-    const w = { stats: { port, started: 0, finished: 0, inflight: 0 }, sockets: new Set(), orphans: new Set(), inflight: 0, started: 0, reported: 0 }
+    const w = { stats: { port, started: 0, finished: 0, inflight: 0 }, sockets: new Set(), orphans: new Set(), inflight: 0, started: 0, reported: 0, dropped: 0 }
     this.watched.push(w)
     const stats = w.stats
     const sockets = w.sockets
@@ -123,10 +126,12 @@ export class RequestTracker {
       const every = Math.max(SCAN_EVERY, Math.ceil(w.sockets.size / SCAN_BUDGET))
       w.started += s.started
       if (count || Math.floor(this.takes / every) !== Math.floor(before / every)) {
-        // Finished so far is exactly started − in flight: report what the samples since the last count have not.
-        // (Less than zero when in flight grew since: those samples' guesses were too high, and the next counts catch up.)
+        // Finished so far is exactly started − in flight − dropped: report what the samples since the last count have
+        // not. Less than zero when in flight grew since (a load that stops leaves its last requests to the server, the
+        // client gone): those samples guessed too high, and this undoes it, so that a window, which ends with a count,
+        // sums to what finished in it. Held at zero, the guesses stayed counted as requests served.
         w.inflight = countInflight(w)
-        s.finished = Math.max(0, w.started - w.inflight - w.reported)
+        s.finished = w.started - w.inflight - w.dropped - w.reported
       } else {
         // Between counts, a request is guessed finished in the sample it started in: right while in flight holds steady.
         s.finished = s.started
@@ -152,7 +157,8 @@ export function isHttpServer (server) {
 
 /**
  * Requests whose handlers still run: connections with a response in progress, and responses orphaned by their closed
- * connection that the handler has not ended yet; forgets the closed connections and the ended or collected orphans.
+ * connection that the handler has not ended yet; forgets the closed connections and the ended or collected orphans
+ * (counting the collected ones as dropped).
  * A closed connection keeps its response in `_httpMessage`, and `writableEnded` turns true when the handler ends it
  * even then: that is the only sign the handler is done, as no event follows the connection's 'close'.
  * @param {Watched} w
@@ -169,8 +175,15 @@ function countInflight (w) {
   }
   for (const ref of w.orphans) {
     const res = ref.deref()
-    if (res === undefined || res.writableEnded) w.orphans.delete(ref)
-    else n++
+    if (res === undefined) {
+      // Collected unended: the handler let go of it, and it never finished.
+      w.orphans.delete(ref)
+      w.dropped++
+    } else if (res.writableEnded) {
+      w.orphans.delete(ref)
+    } else {
+      n++
+    }
   }
   return n
 }
