@@ -109,7 +109,9 @@ export function threadSeries (t, fine, coarse, port, role) {
     // A GC is counted in the sample it ends in, so a pause that began earlier can make a short stretch look like more
     // than a second of GC per second: no second holds more than a second.
     gc: Object.fromEntries(GC_KINDS.filter(k => gc[k].some(v => v > 0)).map(k => [k, perSecond(gc[k], 2, 1000)])),
-    served: perSecond(served, 1),
+    // A count of the requests in flight may take back guesses of the samples before it (request-tracker.js): no rate
+    // below zero is drawn.
+    served: perSecond(served.map(v => Math.max(0, v)), 1),
     resources: resourceSeries(resources, cSeen)
   }
 }
