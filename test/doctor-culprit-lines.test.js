@@ -60,5 +60,5 @@ test('a handler that builds its documents itself is blamed, for allocations, whe
   assert.equal(top.facts.kind, 'allocates-itself')
   assert.equal(top.facts.lineFrom, 'cpu-time')
   assert.ok(top.facts.of > 0.5 && top.facts.of <= 1, `its own allocations are most of it: ${top.facts.of}`)
-  assert.match(out, /of it is its own allocations — object and array literals, strings it builds — which heap sampling gives no line: the line shown is where its own CPU time goes/)
+  assert.match(out, /of it is its own allocations — object and array literals, strings it builds — which heap sampling gives no line: the line shown is where its CPU time goes/)
 })

@@ -44,7 +44,7 @@ import { adviseFrom } from './recommendations.js'
  *   | { kind: 'allocates-itself', share: number, of: number, lineFrom: 'cpu-time' | 'function' }} CulpritFacts
  *   allocates-itself: most of what an allocation culprit allocates is its own object and array literals and strings,
  *   which V8's heap sampling gives no line: their share of the profile, `of` the culprit's, and whether its line is
- *   where its own CPU time goes (`cpu-time`) or its first line (`function`)
+ *   where its CPU time goes (`cpu-time`) or its first line (`function`)
  *   runs-middleware: much of the culprit's CPU went into code another package patched into what it called (a session
  *   middleware's res.end), with the packages from that one down, its share of the profile and `of` the culprit's time
  */

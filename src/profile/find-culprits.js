@@ -49,8 +49,9 @@ import { resolveOwners } from './culprits/resolve.js'
  * @property {number} [totalBytes] heap profiles: as V8 attributed them
  * @property {{ share: number, lineFrom: 'cpu-time' | 'function' }} [ownAllocations] heap profiles, app functions: what it allocated
  *   itself (object and array literals, strings it builds), which V8 samples without a line, when that is more than any
- *   line of its calls holds: its share of the profile, and where `line` comes from — the line its own CPU time goes
- *   to in the CPU profile of the same code (`callProfiles`), or, without one, the function's first line
+ *   line of its calls holds: its share of the profile, and where `line` comes from — where its time goes in the CPU
+ *   profile of the same code (`callProfiles`: a line of its own, or the call of an app function V8 inlined into it in
+ *   the heap profile), or, without one, the function's first line
  * @property {number} [inlinedShare] heap profiles: the part of `share` V8 charged to callers it had inlined this
  *   function into, recovered from the source (those callers are in `callers`, marked `inlined`)
  * @property {CulpritCall[]} calls where its charged time goes, most first

@@ -7,7 +7,7 @@ import { SOURCES } from '../model.js'
 import { scriptIndex } from '../script-index.js'
 import { SourceCache } from '../sources.js'
 import { appCallees } from './dispatch.js'
-import { FrameIndex, readFunction, scriptOf } from './frame-index.js'
+import { FrameIndex, originalLine, readFunction, scriptOf } from './frame-index.js'
 
 /** @typedef {import('../function-source.js').FunctionSource} FunctionSource */
 /** @typedef {import('../inlined.js').InlinedSite} InlinedSite */
@@ -31,8 +31,9 @@ import { FrameIndex, readFunction, scriptOf } from './frame-index.js'
  * @property {SiteSearch} inlineSites searched in the app code it runs first, then in the functions its source calls
  * @property {(fn: FunctionSource, callee: number, ownLines?: Map<number, number>) => { line: number, column: number } | undefined} callSite
  *   where the source `fn` calls the callee frame
- * @property {(f: number) => number | null} ownCpuLine the line where the frame's function spends most of its own time
- *   in the CPU profiles of the same code (`callProfiles`), null when they do not show it running
+ * @property {(f: number, charged: Set<number>) => number | null} ownCpuLine where the frame's function spends most of its
+ *   time in the CPU profiles of the same code (`callProfiles`): a line of its own, or a line that calls an app function
+ *   not among the callees `charged` to it in this profile (V8 inlined it here); null when they do not show it running
  */
 
 /**
@@ -80,22 +81,43 @@ export function culpritContext (model, callProfiles) {
     known ??= new Set(model.frames.map(x => x.name.slice(x.name.lastIndexOf('.') + 1)))
     return computedCallSite(fn, known, ownLines)
   }
-  /** @type {Map<string, [number, number]> | null} position → its hottest own line and that line's time */
-  let cpuLines = null
   /** @type {CulpritContext['ownCpuLine']} */
-  const ownCpuLine = (f) => {
-    if (cpuLines === null) {
-      const found = cpuLines = new Map()
-      for (const cpu of callProfiles) {
-        if (cpu.unit !== 'ms') continue
-        for (const frame of cpu.frames) {
-          const top = frame.lines[0]
-          const key = positionOf(frame)
-          if (top !== undefined && top[1] > (found.get(key)?.[1] ?? 0)) found.set(key, top)
-        }
+  const ownCpuLine = (f, charged) => {
+    const frame = frameOf(f)
+    const key = positionOf(frame)
+    const fn = fnOf(f)
+    /** @type {Map<number, number>} line → ms */
+    const lines = new Map()
+    for (const cpu of callProfiles) {
+      if (cpu.unit !== 'ms') continue
+      const own = cpu.frames.find(x => positionOf(x) === key)
+      if (!own) continue
+      for (const [line, v] of own.lines) lines.set(line, (lines.get(line) ?? 0) + v)
+      // The app functions it calls that the heap profile does not show it calling: V8 ran them inlined there, and what
+      // they allocated is among the function's own. Their time counts at the line that calls them.
+      /** @type {Map<number, number>} */
+      const callees = new Map()
+      for (const node of cpu.nodes) {
+        if (node.parent < 0 || node.frame === own.id || cpu.nodes[node.parent].frame !== own.id || cpu.frames[node.frame].kind !== 'app') continue
+        callees.set(node.frame, (callees.get(node.frame) ?? 0) + node.total)
+      }
+      for (const [c, v] of callees) {
+        const here = index.forFrame(cpu.frames[c])
+        if (charged.has(here)) continue
+        const site = fn ? callSite(fn, here) : undefined
+        const line = site ? originalLine(frame, site.line, mapper, site.column) : undefined
+        if (line !== undefined) lines.set(line, (lines.get(line) ?? 0) + v)
       }
     }
-    return cpuLines.get(positionOf(frameOf(f)))?.[0] ?? null
+    let best = null
+    let most = 0
+    for (const [line, v] of lines) {
+      if (v > most) {
+        best = line
+        most = v
+      }
+    }
+    return best
   }
   return { model, index, mapper, frameOf, fnOf, inlining, called, appSites, inlineSites, callSite, ownCpuLine }
 }

@@ -46,8 +46,9 @@ function describeCulprit (f, o, share, ctx, nearApp, viaApp, callLimit) {
   if (model.type === 'heap' && frame.kind === 'app' && o.unplaced > 0 && o.unplaced >= hottestValue(o)) {
     // What it allocates itself has no line, and it is the most of what it allocates: no call's line stands for it. The
     // CPU profile of the same code says where the function's own time goes — building those objects, when they are
-    // most of what it does; without one, the function is all that can be named.
-    const cpuLine = ctx.ownCpuLine(f)
+    // most of what it does, or calling the app code V8 inlined into it here; without one, the function is all that can
+    // be named.
+    const cpuLine = ctx.ownCpuLine(f, new Set(o.calls.keys()))
     culprit.line = cpuLine ?? frame.line
     culprit.ownAllocations = { share: o.unplaced / model.total, lineFrom: cpuLine === null ? 'function' : 'cpu-time' }
   }

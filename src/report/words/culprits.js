@@ -38,7 +38,7 @@ export function culpritReason (f) {
     }
     case 'allocates-itself':
       return `${formatPercent(f.of, 0)} of it is its own allocations — object and array literals, strings it builds — which heap sampling gives no line: ` +
-        (f.lineFrom === 'cpu-time' ? 'the line shown is where its own CPU time goes' : 'shown at its first line')
+        (f.lineFrom === 'cpu-time' ? 'the line shown is where its CPU time goes' : 'shown at its first line')
     case 'creates-pool': {
       const pool = /** @type {NonNullable<typeof f.pool>} */ (f.pool)
       const limit = [pool.class, pool.limit ? `${pool.limit.key}: ${pool.limit.value}` : null].filter(Boolean).join(', ')
