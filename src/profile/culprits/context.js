@@ -31,9 +31,9 @@ import { FrameIndex, originalLine, readFunction, scriptOf } from './frame-index.
  * @property {SiteSearch} inlineSites searched in the app code it runs first, then in the functions its source calls
  * @property {(fn: FunctionSource, callee: number, ownLines?: Map<number, number>) => { line: number, column: number } | undefined} callSite
  *   where the source `fn` calls the callee frame
- * @property {(f: number, charged: Set<number>) => number | null} ownCpuLine where the frame's function spends most of its
- *   time in the CPU profiles of the same code (`callProfiles`): a line of its own, or a line that calls an app function
- *   not among the callees `charged` to it in this profile (V8 inlined it here); null when they do not show it running
+ * @property {(f: number) => number | null} ownCpuLine where the frame's function spends most of its time in the CPU
+ *   profiles of the same code (`callProfiles`): a line of its own, or a line that calls an app function this profile
+ *   does not show it calling (V8 inlined it here); null when they do not show it running
  */
 
 /**
@@ -82,8 +82,12 @@ export function culpritContext (model, callProfiles) {
     return computedCallSite(fn, known, ownLines)
   }
   /** @type {CulpritContext['ownCpuLine']} */
-  const ownCpuLine = (f, charged) => {
+  const ownCpuLine = (f) => {
     const frame = frameOf(f)
+    // What this profile shows it calling: those callees were charged with what they allocated there.
+    /** @type {Set<number>} */
+    const calledHere = new Set()
+    for (const node of model.nodes) if (node.parent >= 0 && model.nodes[node.parent].frame === f) calledHere.add(node.frame)
     const key = positionOf(frame)
     const fn = fnOf(f)
     /** @type {Map<number, number>} line → ms */
@@ -93,8 +97,9 @@ export function culpritContext (model, callProfiles) {
       const own = cpu.frames.find(x => positionOf(x) === key)
       if (!own) continue
       for (const [line, v] of own.lines) lines.set(line, (lines.get(line) ?? 0) + v)
-      // The app functions it calls that the heap profile does not show it calling: V8 ran them inlined there, and what
-      // they allocated is among the function's own. Their time counts at the line that calls them.
+      // The app functions it calls that this profile does not show it calling: V8 ran them inlined here (or they
+      // allocated nothing sampled), and what they allocated is among the function's own. Their time counts at the line
+      // that calls them.
       /** @type {Map<number, number>} */
       const callees = new Map()
       for (const node of cpu.nodes) {
@@ -103,7 +108,7 @@ export function culpritContext (model, callProfiles) {
       }
       for (const [c, v] of callees) {
         const here = index.forFrame(cpu.frames[c])
-        if (charged.has(here)) continue
+        if (calledHere.has(here)) continue
         const site = fn ? callSite(fn, here) : undefined
         const line = site ? originalLine(frame, site.line, mapper, site.column) : undefined
         if (line !== undefined) lines.set(line, (lines.get(line) ?? 0) + v)

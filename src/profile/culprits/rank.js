@@ -48,7 +48,7 @@ function describeCulprit (f, o, share, ctx, nearApp, viaApp, callLimit) {
     // CPU profile of the same code says where the function's own time goes — building those objects, when they are
     // most of what it does, or calling the app code V8 inlined into it here; without one, the function is all that can
     // be named.
-    const cpuLine = ctx.ownCpuLine(f, new Set(o.calls.keys()))
+    const cpuLine = ctx.ownCpuLine(f)
     culprit.line = cpuLine ?? frame.line
     culprit.ownAllocations = { share: o.unplaced / model.total, lineFrom: cpuLine === null ? 'function' : 'cpu-time' }
   }
