@@ -267,6 +267,29 @@ test('heap sampling: what stays alive is charged to the function that allocated 
   assert.ok(kept.length > 0)
 })
 
+/** @type {object[]} */
+const documents = []
+function buildDocuments () {
+  for (let d = 0; d < 200; d++) {
+    const rows = []
+    for (let i = 0; i < 200; i++) rows.push({ id: i, score: i / 3, tags: [d, i] })
+    documents.push({ d, rows, note: String(d).padStart(4, '0') })
+  }
+}
+
+// V8 samples allocations without a position: a function whose own object literals are most of what it allocates is
+// shown at its first line, and says so, rather than at the line of a small call (padStart).
+test('heap sampling: own allocations, which have no line, are not placed at a smaller call', async () => {
+  const capture = await startHeapSampling({ interval: 4096 })
+  buildDocuments()
+  const culprits = findAllocationCulprits(await capture.stop())
+  const top = culprits.find(c => c.function === 'buildDocuments')
+  assert.ok(top, JSON.stringify(culprits.map(c => c.function)))
+  assert.deepEqual(top.ownAllocations && { lineFrom: top.ownAllocations.lineFrom, most: top.ownAllocations.share > top.share / 2 }, { lineFrom: 'function', most: true })
+  assert.equal(top.line, top.functionLine)
+  assert.ok(documents.length > 0)
+})
+
 test('heap sampling with collected objects: the allocation rate shows the churn too', async () => {
   const capture = await startHeapSampling({ interval: 4096, includeCollected: true })
   churn()
