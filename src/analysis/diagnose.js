@@ -26,6 +26,8 @@ import { computeRoutes } from './route-signals.js'
  * @property {import('./recommendations.js').Advice[]} recommendations what to do, most useful first
  * @property {import('./experiments.js').Experiment[]} [experiments] runtime settings measured after the run (doctor
  *   adds them: src/cli/doctor.js), already reflected in `recommendations`
+ * @property {import('./heap-retry.js').HeapRetry} [heapRetry] after a crash on heap exhaustion: the target loaded again
+ *   with the larger heap limit the advice proposes, and what that gave (src/cli/doctor-heap-retry.js)
  * @property {import('../load/result.js').LoadResult | null} load
  * @property {true} [observed] the window watched the traffic the server got (`--observe`): no load was sent, and
  *   `traffic` says what the probe counted
@@ -193,8 +195,8 @@ function recordAgain (run) {
  * @returns {import('./recommendations.js').Advice[]}
  */
 function failureAdvice (f, run) {
-  if (f.facts.kind === 'heap-exhausted') {
-    return [{ kind: 'heap-exhausted', heap: f.facts, target: run.command.join(' ') }]
+  if (f.facts.kind === 'heap-exhausted' || f.facts.kind === 'memory-killed') {
+    return [{ kind: f.facts.kind, heap: f.facts, target: run.command.join(' ') }]
   }
   if (f.category === 'target-failed') {
     return f.error ? [{ kind: 'fix-target-error', error: f.error, stderrLines: run.stderr.length }] : [{ kind: 'find-why-target-stopped' }]

@@ -45,7 +45,7 @@ import { poolIsFull, queueIsMinor, waitLine } from './wait-line.js'
  *   | { kind: 'fix-target-error', error: { message: string, at: { function: string, file: string, line: number } | null }, stderrLines: number }
  *   | { kind: 'find-why-target-stopped' }
  *   | { kind: 'await-or-bound', work: import('./floating-work.js').FloatingWork }
- *   | { kind: 'heap-exhausted', heap: import('./heap-exhaustion.js').HeapExhaustion, target: string }
+ *   | { kind: 'heap-exhausted' | 'memory-killed', heap: import('./heap-exhaustion.js').HeapExhaustion, target: string, retry?: import('./heap-retry.js').HeapRetry }
  *   | { kind: 'fix-on-port', command: string }
  *   | { kind: 'load-a-2xx-path' }
  *   | { kind: 'slower-than-timeout', timeouts: number, timeoutSeconds: number }

@@ -1,6 +1,6 @@
 import { loadFailure } from '../load/result.js'
 import { displayPath } from './paths.js'
-import { heapExhaustion } from './heap-exhaustion.js'
+import { heapExhaustion, memoryKilled } from './heap-exhaustion.js'
 
 /**
  * What went wrong with a run, when it did not measure what was asked: the target failed (it crashed, or serving
@@ -26,7 +26,7 @@ import { heapExhaustion } from './heap-exhaustion.js'
  * `hotpath load` judges it: the requests that ended, the responses among them, those that were not 2xx, the errors).
  * @typedef {{ kind: 'workers-died', died: number, workers: number, exit: { code: number | null, signal: string | null } | null }
  *   | { kind: 'target-exited', code: number | null, signal: string | null }
- *   | ({ kind: 'heap-exhausted', code: number | null, signal: string | null } & import('./heap-exhaustion.js').HeapExhaustion)
+ *   | ({ kind: 'heap-exhausted' | 'memory-killed', code: number | null, signal: string | null } & import('./heap-exhaustion.js').HeapExhaustion)
  *   | { kind: 'server-died' }
  *   | { kind: 'on-port-failed', code: number | null }
  *   | { kind: 'load-failed', reason: import('../load/result.js').LoadFailure['reason'], requests: number, responses: number, badResponses: number, errors: number, timeouts: number, timeoutSeconds: number }} FailureFacts
@@ -63,6 +63,11 @@ export function runFailure (data, signals) {
     const heap = heapExhaustion(data)
     if (heap !== null) {
       return { category: 'target-failed', what: `the target ran out of heap and exited ${how}`, at, error, died, facts: { kind: 'heap-exhausted', ...exitOf(run.exit), ...heap } }
+    }
+    const killed = memoryKilled(data)
+    if (killed !== null) {
+      const by = killed.oomKill ? 'the out-of-memory killer killed it' : 'probably the out-of-memory killer'
+      return { category: 'target-failed', what: `the target was killed ${how} at the container's memory limit (${by})`, at, error, died, facts: { kind: 'memory-killed', ...exitOf(run.exit), ...killed } }
     }
     return run.exit.crashed
       ? { category: 'target-failed', what: `the target exited ${how}`, at, error, died, facts: { kind: 'target-exited', ...exitOf(run.exit) } }

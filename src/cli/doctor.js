@@ -15,6 +15,8 @@ import { jsonFlag, jsonOutput, openFlag, writeJson } from './output-flags.js'
 import { outcomeExit } from './exit-codes.js'
 import { EXPERIMENT_FLAGS, experimentFlags, measureSettings, planSettings, savedExperiments } from './doctor-experiments.js'
 import { withExperiments } from '../analysis/recommendations.js'
+import { withRetry } from '../analysis/heap-retry.js'
+import { planHeapRetry, retryHeapLimit, savedHeapRetry } from './doctor-heap-retry.js'
 
 /** @type {import('./args.js').CommandSpec} */
 export const spec = {
@@ -65,7 +67,7 @@ export async function run ({ values, positionals, command, flags }, io) {
     if (command.length > 0 || values.attach !== undefined) throw new UsageError(`give either --analyse <dir> or ${command.length > 0 ? '-- <command>' : '--attach <pid>'}, not both`)
     await analyseRetainers(/** @type {string} */ (str('analyse')), () => dirSources(/** @type {string} */ (str('analyse'))))
     const dir = /** @type {string} */ (str('analyse'))
-    const diagnosis = wordDiagnosis(measured(diagnose(readRun(dir)), savedExperiments(dir)))
+    const diagnosis = wordDiagnosis(measured(diagnose(readRun(dir)), savedExperiments(dir), savedHeapRetry(dir)))
     return exitCode(diagnosis, await report(diagnosis, jsonFile, values, io))
   }
   if (command.length === 0 && values.attach === undefined) throw new UsageError('doctor needs the server command after -- (e.g. hotpath doctor -- node server.js), or --attach <pid>')
@@ -108,11 +110,14 @@ export async function run ({ values, positionals, command, flags }, io) {
   // A setting the verdict names as its remedy is measured before it is advised, when asked: after the verdict, each
   // phase a restart of the server (docs/diagnosis.md, Experiments); otherwise the command that measures it is advised.
   const planned = await planSettings(facts, data, values, command, experiments, flags)
+  // A crash on heap exhaustion: the larger limit the advice proposes is loaded once, after the verdict.
+  const retryPlan = planHeapRetry(facts, data, values, command, experiments)
+  const later = planned.plans.length > 0 || (retryPlan !== null && retryPlan.record === null)
   let diagnosis = wordDiagnosis(measured(facts, planned.records))
   /** @type {Printed | null} */
   let printed = first
   if (printed !== null) printed = { diagnosis, code: await update(printed.diagnosis, diagnosis, snapshotsDid(diagnosis), jsonFile, values, io) }
-  else if (planned.plans.length === 0 || !jsonFile.stdout) printed = { diagnosis, code: await report(diagnosis, jsonFile, values, io) }
+  else if (!later || !jsonFile.stdout) printed = { diagnosis, code: await report(diagnosis, jsonFile, values, io) }
   const tried = await measureSettings(planned, data, values, command, experiments, io, flags)
   if (planned.plans.length > 0) {
     diagnosis = wordDiagnosis(measured(facts, tried.experiments))
@@ -120,8 +125,15 @@ export async function run ({ values, positionals, command, flags }, io) {
       ? { diagnosis, code: await report(diagnosis, jsonFile, values, io) }
       : { diagnosis, code: await update(printed.diagnosis, diagnosis, 'after the experiments', jsonFile, values, io) }
   }
+  const retried = retryPlan === null ? null : await retryHeapLimit(retryPlan, runDir, values, command, io)
+  if (retried !== null) {
+    diagnosis = wordDiagnosis(measured(facts, tried.experiments, retried.retry))
+    printed = printed === null
+      ? { diagnosis, code: await report(diagnosis, jsonFile, values, io) }
+      : { diagnosis, code: await update(printed.diagnosis, diagnosis, `after loading it with ${retried.retry.flag}`, jsonFile, values, io) }
+  }
   // A signal after the load window skipped what came after it: the verdict stands (SIGTERM still says it stopped).
-  const skipped = record.skippedBy ?? tried.interruptedBy
+  const skipped = record.skippedBy ?? tried.interruptedBy ?? retried?.interruptedBy ?? null
   return exitCode(diagnosis, printed?.code ?? 0, record.interruptedBy ?? (skipped === 'SIGTERM' ? skipped : null))
 }
 
@@ -142,14 +154,16 @@ function snapshotsDid (d) {
 const SNAPSHOT_SECONDS = 30
 
 /**
- * The diagnosis with the experiments it led to, and its advice as they measured it.
+ * The diagnosis with the experiments it led to (and the larger heap limit tried after a crash), and its advice as
+ * they measured it.
  * @param {import('../analysis/diagnose.js').Diagnosis} facts
  * @param {import('../analysis/experiments.js').Experiment[]} experiments
+ * @param {import('../analysis/heap-retry.js').HeapRetry | null} [heapRetry]
  * @returns {import('../analysis/diagnose.js').Diagnosis}
  */
-function measured (facts, experiments) {
-  if (experiments.length === 0) return facts
-  return { ...facts, recommendations: withExperiments(facts.recommendations, experiments), experiments }
+function measured (facts, experiments, heapRetry = null) {
+  const out = experiments.length === 0 ? facts : { ...facts, recommendations: withExperiments(facts.recommendations, experiments), experiments }
+  return heapRetry === null ? out : { ...out, recommendations: withRetry(out.recommendations, heapRetry), heapRetry }
 }
 
 /**

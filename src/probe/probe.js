@@ -22,7 +22,7 @@ import { ThreadWindows, WAIT_MS } from './thread-windows.js'
 import { TransformedScripts } from './transformed-scripts.js'
 import { RuntimeHooks } from './runtime-hooks.js'
 import { heapAfterFullGc } from '../profile/capture.js'
-import { containerMemoryLimit } from './memory-limit.js'
+import { memoryGroup } from './memory-limit.js'
 import { COMMAND, MESSAGE, RECORD } from '../probe-protocol.js'
 
 /** A sample's GC tally when its thread's observer saw none. */
@@ -334,7 +334,8 @@ export class Probe {
     this.flushTimer.unref()
     // The limits the heap lives under, on the channel at once: a target that dies of them may die before its first
     // flush (a heap thrashing at its limit from the load's first second never runs the flush timer).
-    const limits = isMainThread ? { heapLimit: v8.getHeapStatistics().heap_size_limit, memoryLimit: containerMemoryLimit(), node: process.version } : {}
+    const group = isMainThread ? memoryGroup() : null
+    const limits = isMainThread ? { heapLimit: v8.getHeapStatistics().heap_size_limit, memoryLimit: group?.limit ?? null, memoryGroup: group?.dir ?? null, node: process.version } : {}
     this.options.channel.send({ type: MESSAGE.HELLO, pid: process.pid, threadId: this.tid, role: isMainThread ? 'main' : 'worker-thread', ...limits })
   }
 

@@ -54,6 +54,7 @@ export function formatDiagnosis (diagnosis, opts = {}) {
 
   lines.push(...recommendationLines(d))
   lines.push(...experimentLines(d.experiments ?? []))
+  lines.push(...retryLines(d))
 
   if (d.load) {
     const l = d.load
@@ -95,8 +96,20 @@ export function formatUpdate (d, before, opts) {
   if (!same(d.culprits, before.culprits)) lines.push(...culpritLines(d))
   if (!same(d.recommendations, before.recommendations)) lines.push(...recommendationLines(d))
   if (!same(d.experiments ?? [], before.experiments ?? [])) lines.push(...experimentLines(d.experiments ?? []))
+  if (!same(d.heapRetry ?? null, before.heapRetry ?? null)) lines.push(...retryLines(d))
   if (lines.at(-1) === '' && lines.at(-2) === `${head} — ${opts.after}${changed}`) lines.splice(-1, 1, '  Nothing else changed.', '')
   return lines.join('\n') + '\n'
+}
+
+/**
+ * After a crash on heap exhaustion, the larger limit loaded again: what it gave.
+ * @param {Diagnosis} d
+ * @returns {string[]}
+ */
+function retryLines (d) {
+  const r = d.heapRetry
+  if (!r) return []
+  return ['A larger heap limit, tried (the target started again, loaded as the run was)', `  ${r.summary}`, '']
 }
 
 /**

@@ -12,6 +12,7 @@ import { planMemoryPhases, recordMemoryPhases, watchRelease } from './phases/mem
 import { recordRetainers, removeSnapshots, retainerPhaseSeconds, retainerSeconds } from './phases/retainer-phases.js'
 import { COMMAND, MESSAGE } from '../probe-protocol.js'
 import { observeFor } from './observe.js'
+import { oomKills } from '../probe/memory-limit.js'
 
 /**
  * @typedef {object} RunOptions
@@ -220,7 +221,8 @@ async function record (options, runDir, target, startedAt) {
     probe: { interval: options.interval, profileInterval: options.profileInterval, heapInterval: options.heapInterval, profileSlice: options.profileSlice ?? null },
     ...phases,
     ...(released ? { released } : {}),
-    ...(limits ? { limits } : {}),
+    // After its exit: whether the kernel's out-of-memory killer killed a process of its memory group meanwhile.
+    ...(limits ? { limits: { ...limits, oomKillsAtEnd: limits.oomKillsAtStart === null ? null : oomKills(limits.memoryGroup) } } : {}),
     host: hostUse,
     // What the probes wrote, so that a log deleted or lost since is said missing rather than read as a thread that
     // never ran.
@@ -270,6 +272,10 @@ async function record (options, runDir, target, startedAt) {
  * @property {number | null} memoryLimit the container's (cgroup's) memory limit, bytes; null: none
  * @property {string | null} node the Node version
  * @property {number | null} heapAtStart the heap after the full collection just before the load
+ * @property {string | null} [memoryGroup] the directory of its memory cgroup
+ * @property {number | null} [oomKillsAtStart] the kills by the out-of-memory killer its memory group had counted when
+ *   the load started (null: unknown)
+ * @property {number | null} [oomKillsAtEnd] the same once the run ended
  */
 
 /**
@@ -287,7 +293,9 @@ function limitsOf (channel, started, pid) {
     heapLimit: hello.heapLimit,
     memoryLimit: typeof hello.memoryLimit === 'number' ? hello.memoryLimit : null,
     node: typeof hello.node === 'string' ? hello.node : null,
-    heapAtStart: typeof start === 'number' ? start : null
+    heapAtStart: typeof start === 'number' ? start : null,
+    memoryGroup: typeof hello.memoryGroup === 'string' ? hello.memoryGroup : null,
+    oomKillsAtStart: typeof hello.memoryGroup === 'string' ? oomKills(hello.memoryGroup) : null
   }
 }
 

@@ -12,7 +12,7 @@ import { wordDiagnosis } from '../words/diagnosis.js'
 import { CHART_THRESHOLDS, keyFigures, loadSection } from './figures.js'
 import { reportProfiles } from './profiles.js'
 import { runSeries } from './series.js'
-import { experimentsSection } from './experiments.js'
+import { experimentsSection, heapRetrySection } from './experiments.js'
 
 /** @typedef {import('../words/diagnosis.js').Diagnosis} Diagnosis */
 /** @typedef {import('../../analysis/run-data.js').RunData} RunData */
@@ -74,6 +74,7 @@ ${verdictSection(d)}
 ${culpritsSection(d, profiles)}
 ${recommendationsSection(d)}
 ${experimentsSection(d.experiments ?? [])}
+${heapRetrySection(d.heapRetry)}
 <section class="hr-section" id="charts">
   <div class="hr-section-head">
     <h2>Over the run</h2>

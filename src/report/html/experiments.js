@@ -45,3 +45,33 @@ export function experimentsSection (all) {
   ${blocks.join('\n')}
 </section>`
 }
+
+/**
+ * After a crash on heap exhaustion: the target loaded again with the larger limit the advice proposes, and what it gave.
+ * @param {import('../words/diagnosis.js').Diagnosis['heapRetry']} r
+ * @returns {string} the section, or '' when there was none
+ */
+export function heapRetrySection (r) {
+  if (!r) return ''
+  const measured = r.outcome !== 'not-run' && r.outcome !== 'interrupted' && r.outcome !== 'failed'
+  const mb = (/** @type {number | null} */ v) => v === null ? '–' : esc(formatBytes(v))
+  const outcome = { survived: 'survived the load', crashed: 'crashed again: heap exhausted', exited: 'exited during the load', failed: 'measured nothing', interrupted: 'skipped', 'not-run': 'not tried' }[r.outcome]
+  const figures = measured
+    ? htmlTable(['heap limit', 'outcome', 'load', 'req/s', 'peak heap', 'peak RSS'], [[
+      mb(r.heapLimit),
+      esc(outcome),
+      esc(`${r.seconds ?? '?'} s${r.firstSeconds !== null ? ` (first run: ${r.firstSeconds} s)` : ''}`),
+      r.requestsPerSecond === null ? '–' : esc(formatCount(r.requestsPerSecond)),
+      mb(r.peakHeap),
+      mb(r.peakRss)
+    ]], { numeric: [0, 3, 4, 5] })
+    : ''
+  return `<section class="hr-section" id="heap-retry">
+  <h2>A larger heap limit, tried</h2>
+  <p class="hr-hint">The target ran out of heap: it was started again with <code>${esc(r.flag)}</code>, the limit the advice proposes, and loaded as the run was, once.</p>
+  <div class="hr-experiment" data-outcome="${esc(r.outcome)}">
+    ${figures}
+    <p>${esc(r.summary)}</p>
+  </div>
+</section>`
+}

@@ -65,7 +65,8 @@ export function adviceText (a) {
     case 'long-task': return `One task held the loop for ${formatMs(a.delayMaxMs)}: look for synchronous I/O (fs.*Sync, require() inside handlers) and unbounded loops.`
     case 'fix-target-error':
       return `Fix what stopped the target first: ${a.error.message}${a.error.at ? `, thrown at ${placeText(a.error.at.file, a.error.at.line)}` : ''}. Its last lines of stderr are in the run (${a.stderrLines} kept).`
-    case 'heap-exhausted': return heapExhaustedText(a.heap, a.target)
+    case 'heap-exhausted': return heapExhaustedText(a.heap, a.target, a.retry)
+    case 'memory-killed': return memoryKilledText(a.heap)
     case 'await-or-bound': return floatingText(a.work)
     case 'find-why-target-stopped': return 'Find why the target stopped: its last lines of stderr are above; run it without hotpath to see it fail the same way.'
     case 'fix-on-port': return `Run the --on-port command yourself, with PORT set to the server's port, and make it exit 0: ${a.command}`
@@ -197,12 +198,13 @@ function batchHint (type, op = '') {
 
 /**
  * What to raise, or lower, when the heap ran out: V8's limit when it sits well below the memory there is, else the
- * container's memory; in both cases fewer requests at once in a process is the other way.
+ * container's memory; in both cases fewer requests at once in a process is the other way. After the larger limit was
+ * loaded (a crash on heap exhaustion, by default), what that gave leads.
  * @param {import('../../analysis/heap-exhaustion.js').HeapExhaustion} h
  * @param {string} target
+ * @param {import('../../analysis/heap-retry.js').HeapRetry} [retry]
  */
-function heapExhaustedText (h, target) {
-  const mb = (/** @type {number} */ b) => Math.round(b / 1048576)
+function heapExhaustedText (h, target, retry) {
   const limit = h.heapLimit !== null ? `${mb(h.heapLimit)} MB` : 'its limit'
   const each = h.budgetPerRequest !== null && h.inFlight !== null
     ? ` With ${h.inFlight} requests in flight, each may hold ${formatMb(h.budgetPerRequest)} at most; these held more.`
@@ -212,15 +214,57 @@ function heapExhaustedText (h, target) {
   if (h.ceiling === 'container') {
     return `The heap ran out at ${limit}, most of ${where}: give the container more memory — raising --max-old-space-size alone would trade the heap's crash for the container's out-of-memory kill.${each} ${fewer}`
   }
-  // The flag sets the old generation; V8's limit adds the young one: double what the command set, else the limit.
-  const set = /--max-old-space-size=(\d+)/.exec(target)
-  const current = set ? Number(set[1]) : h.heapLimit !== null ? mb(h.heapLimit) : null
-  const raised = current !== null ? Math.min(2 * current, Math.floor(HEAP_SHARE * mb(h.memory))) : null
-  const flag = raised !== null ? `--max-old-space-size=${raised}` : '--max-old-space-size=<MB>'
+  const flag = h.raiseTo !== null ? `--max-old-space-size=${h.raiseTo}` : '--max-old-space-size=<MB>'
   const percentage = nodeMajor(h.node) >= 22 ? ', or --max-old-space-size-percentage=75 to follow the memory the container is given (Node 22 and 24 have it; Node 20 does not)' : ' (on Node 22 and 24, --max-old-space-size-percentage=75 follows the memory given instead)'
   const c = h.inFlight !== null ? `-c ${h.inFlight} ` : ''
-  return `The heap ran out at V8's limit of ${limit}, far below ${where}: the limit, not the memory, is the ceiling.${each} Raise it — node ${flag}${percentage} — and load it again at the same concurrency: hotpath doctor ${c}-- ${withFlag(target, flag)}. ${fewer}`
+  const again = `hotpath doctor ${c}-- ${withFlag(target, flag)}`
+  const ceiling = `The heap ran out at V8's limit of ${limit}, far below ${where}: the limit, not the memory, is the ceiling.${each}`
+  if (retry && retry.outcome === 'crashed') {
+    const at = retry.peakHeap !== null ? ` at ${formatBytes(retry.peakHeap)}` : ''
+    const when = retry.seconds !== null ? ` after ${retry.seconds} s of load${retry.firstSeconds !== null ? ` (the first run: ${retry.firstSeconds} s)` : ''}` : ''
+    return `Measured: with ${retry.flag} it crashed again${at}${when}: the heap grows with the load — a leak, or more requests held at once than any limit holds — and a larger limit only postpones the crash. ${ceiling} Find what each request keeps alive (hotpath heap, at a concurrency it survives), and bound the requests run at once in each process: a queue or a concurrency limit in front of the work, or more processes.`
+  }
+  if (retry && retry.outcome === 'survived') {
+    const peak = retry.peakHeap !== null ? `, peak heap ${formatBytes(retry.peakHeap)}${retry.heapLimit !== null ? ` of its ${formatBytes(retry.heapLimit)} limit` : ''}` : ''
+    const rate = retry.requestsPerSecond !== null ? ` (${retry.requestsPerSecond.toLocaleString('en-US')} req/s)` : ''
+    const close = retry.peakHeap !== null && retry.heapLimit !== null && retry.peakHeap > 0.8 * retry.heapLimit ? ' It came close to that limit: more load, or a longer one, may need more still.' : ''
+    return `Measured: with ${retry.flag} the load ran without a crash${rate}${peak}.${close} ${ceiling} Set node ${flag}${percentage}. ${fewer}`
+  }
+  const measured = retry ? ` ${retryNote(retry)}` : ''
+  return `${ceiling} Raise it — node ${flag}${percentage} — and load it again at the same concurrency: ${again}.${measured} ${fewer}`
 }
+
+/**
+ * A retry that did not say whether the larger limit holds: why, in a sentence.
+ * @param {import('../../analysis/heap-retry.js').HeapRetry} r
+ */
+function retryNote (r) {
+  if (r.outcome === 'exited') return `Loaded with ${r.flag}, the target exited ${r.exit?.signal ? `on signal ${r.exit.signal}` : `with code ${r.exit?.code}`} after ${r.seconds ?? '?'} s of load, before the load's end${r.peakHeap !== null ? ` (peak heap ${formatBytes(r.peakHeap)}${r.peakRss !== null ? `, RSS ${formatBytes(r.peakRss)}` : ''})` : ''}: not the heap's limit; its last lines of stderr say why.`
+  if (r.outcome === 'interrupted') return `Loading it with ${r.flag} was skipped (interrupted).`
+  if (r.outcome === 'not-run') return r.why === 'no-room' ? `Not tried here: the machine has less memory free than ${r.value} MB.` : 'Not tried: doctor did not start the target (--attach, --on-port), so it cannot start it again.'
+  return `Loading it with ${r.flag} measured nothing: ${r.error ?? 'no responses'}.`
+}
+
+/**
+ * The kernel's out-of-memory killer ended the target at the container's memory: what the process holds (its heap and
+ * its buffers, code, stacks) met the container's limit before V8's own.
+ * @param {import('../../analysis/heap-exhaustion.js').HeapExhaustion} h
+ */
+function memoryKilledText (h) {
+  const container = h.memoryLimit !== null ? `the container's ${mb(h.memoryLimit)} MB` : 'the container\'s memory'
+  const by = h.oomKill ? 'The kernel\'s out-of-memory killer killed it (SIGKILL; its memory group counted the kill)' : 'It was killed by SIGKILL, most likely by the kernel\'s out-of-memory killer'
+  const limit = h.heapLimit !== null ? `V8's heap limit of ${mb(h.heapLimit)} MB` : 'V8\'s heap limit'
+  const above = h.heapLimit !== null && h.memoryLimit !== null && h.heapLimit >= HEAP_SHARE * h.memoryLimit
+  const set = h.memoryLimit !== null ? Math.floor(HEAP_SHARE * mb(h.memoryLimit)) : null
+  const flag = set !== null ? `--max-old-space-size=${set}` : '--max-old-space-size=<75% of the container, MB>'
+  const each = h.budgetPerRequest !== null && h.inFlight !== null ? ` With ${h.inFlight} requests in flight, each may hold ${formatMb(h.budgetPerRequest)} of heap at most.` : ''
+  const heap = above
+    ? ` ${limit} is ${h.memoryLimit !== null && h.heapLimit !== null && h.heapLimit > h.memoryLimit ? 'above' : 'close to'} ${container}, so V8 never collected hard enough to stay within it: set node ${flag} (75% of the container: the rest is buffers, code and stacks) — or, on Node 22 and 24, --max-old-space-size-percentage=75 — so that the heap fails with an error you can see instead of a kill.`
+    : ` ${limit} is well within ${container}: what took the memory is outside the heap — Buffers, native modules, or more processes in the container.`
+  return `${by} at ${container}.${heap}${each} Give the container more memory if the load needs it, or run fewer requests at once in each process: a queue or a concurrency limit in front of the work.`
+}
+
+const mb = (/** @type {number} */ b) => Math.round(b / 1048576)
 
 /**
  * The command with the heap flag in it: replacing the one it has, after `node` when it starts with node, else in

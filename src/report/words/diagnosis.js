@@ -5,6 +5,7 @@ import { adviceText } from './advice.js'
 import { culpritReason } from './culprits.js'
 import { evidenceWords } from './evidence.js'
 import { wordExperiment } from './experiments.js'
+import { retrySummary } from './heap-retry.js'
 import { failureSummary, verdictSummary } from './verdict.js'
 import { wordWarning } from './warnings.js'
 
@@ -37,6 +38,8 @@ import { wordWarning } from './warnings.js'
  * @property {string[]} recommendations
  * @property {import('./experiments.js').WordedExperiment[]} [experiments] the runtime settings doctor measured before
  *   advising them (src/analysis/experiments.js), each with its sentence
+ * @property {import('../../analysis/heap-retry.js').HeapRetry & { summary: string }} [heapRetry] after a crash on heap
+ *   exhaustion, the target loaded again with the larger limit the advice proposes: what it gave, and in a sentence
  * @property {DiagnosisFacts['load']} load
  * @property {DiagnosisFacts['observed']} [observed]
  * @property {DiagnosisFacts['traffic']} [traffic]
@@ -77,6 +80,7 @@ export function wordDiagnosis (d) {
     culprits: d.culprits.map(wordCulprit),
     recommendations: d.recommendations.map(adviceText),
     ...(d.experiments ? { experiments: d.experiments.map(wordExperiment) } : {}),
+    ...(d.heapRetry ? { heapRetry: { ...d.heapRetry, summary: retrySummary(d.heapRetry) } } : {}),
     load: d.load,
     ...(d.observed ? { observed: d.observed } : {}),
     ...(d.traffic ? { traffic: d.traffic } : {}),

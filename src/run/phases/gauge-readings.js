@@ -10,6 +10,7 @@ import { join } from 'node:path'
  * @property {number} rss bytes, the listening processes together, highest reading in the window
  * @property {number} heapUsed bytes, the same
  * @property {number} newSpace bytes the young generation held at most (two semi-spaces): what its size grew to
+ * @property {number | null} heapLimit V8's heap limit, bytes, the highest of the processes' (null: not written)
  * @property {{ agent: string, limits: number[], maxQueued: number }[]} agents for an agent's experiment: each outgoing
  *   agent (by name) with the limits it had and the most requests that waited for one of its sockets at once
  */
@@ -29,6 +30,8 @@ export function readGauge (dir, pids, start, end) {
   let rss = 0
   let heapUsed = 0
   let newSpace = 0
+  /** @type {number | null} */
+  let heapLimit = null
   /** @type {Map<string, { limits: Set<number>, maxQueued: number }>} */
   const agents = new Map()
   for (const file of readdirSync(dir)) {
@@ -47,11 +50,12 @@ export function readGauge (dir, pids, start, end) {
     rss += Math.max(...inside.map(l => l.rss))
     heapUsed += Math.max(...inside.map(l => l.heapUsed))
     newSpace = Math.max(newSpace, ...lines.map(l => l.newSpace))
+    for (const l of lines) if (typeof l.heapLimit === 'number') heapLimit = Math.max(heapLimit ?? 0, l.heapLimit)
   }
   const pools = [...agents].map(([agent, a]) => ({ agent, limits: [...a.limits].sort((x, y) => x - y), maxQueued: a.maxQueued }))
   if (shares.length === 0) return null
   const mean = (/** @type {number[]} */ xs) => xs.reduce((a, b) => a + b, 0) / xs.length
-  return { gcShare: mean(shares), scavengeShare: mean(scavenges), rss, heapUsed, newSpace, agents: pools }
+  return { gcShare: mean(shares), scavengeShare: mean(scavenges), rss, heapUsed, newSpace, heapLimit, agents: pools }
 }
 
 /**
