@@ -3,7 +3,7 @@
 // kind of the first recommendation.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtemp } from 'node:fs/promises'
+import { mkdtemp, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { hotpath, ROOT } from './helpers/cli.js'
@@ -15,15 +15,17 @@ const server = (/** @type {string} */ name) => join(ROOT, 'test', 'fixtures', 's
 /**
  * doctor on a fixture server, its JSON diagnosis on stdout; the verdict is checked, so the machine is its alone.
  * @param {string} name
- * @param {{ args?: string[], node?: string[], code?: number }} [o] doctor's own flags, node's, and the exit code expected
+ * @param {{ args?: string[], node?: string[], code?: number, experiments?: boolean }} [o] doctor's own flags, node's,
+ *   the exit code expected, and whether doctor may go on after its verdict (experiments, a larger heap limit)
  */
-async function doctor (name, { args = [], node = [], code = 0 } = {}) {
+async function doctor (name, { args = [], node = [], code = 0, experiments = false } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-memory-verdicts-'))
-  const run = await hotpath(['doctor', '-d', '3', ...args, '--no-progress', '--no-experiments', '--save', join(dir, 'run'), '--json', '-', '--', process.execPath, ...node, server(name)], { timeout: 120_000, alone: true })
+  const runDir = join(dir, 'run')
+  const run = await hotpath(['doctor', '-d', '3', ...args, '--no-progress', ...(experiments ? [] : ['--no-experiments']), '--save', runDir, '--json', '-', '--', process.execPath, ...node, server(name)], { timeout: 120_000, alone: true })
   assert.equal(run.code, code, `doctor exited ${run.code}\n${run.stderr}`)
   const d = JSON.parse(run.stdout)
   assertSchema('doctor', d)
-  return { d, stderr: run.stderr }
+  return { d, stderr: run.stderr, runDir }
 }
 
 /**
@@ -79,6 +81,43 @@ test('a heap limit too low for the requests in flight: the crash names V8\'s lim
   assert.equal(d.facts.recommendations[0].kind, 'heap-exhausted')
   assert.match(d.recommendations[0], /--max-old-space-size=256\b/)
   assert.match(d.recommendations[0], /hotpath doctor -c 30 -- \S+ --max-old-space-size=256 \S+heap-per-request\.js\./)
+})
+
+test('after a heap crash doctor loads the limit it proposes: the requests in flight fit in twice the limit, and it says so', async () => {
+  // 16 MB semi-spaces on every Node line: Node 24's larger young generation would hold some of what the requests keep.
+  const { d, stderr, runDir } = await doctor('heap-held-per-request.js', { args: ['-c', '30'], node: ['--max-semi-space-size=16', '--max-old-space-size=96'], code: 4, experiments: true })
+  const f = d.failure.facts
+  assert.equal(f.kind, 'heap-exhausted', JSON.stringify(f))
+  assert.equal(f.raiseTo, 192)
+  assert.match(stderr, /Loading it again with --max-old-space-size=192, the limit the advice proposes, under the same load: up to 3 s/)
+  const r = d.heapRetry
+  assert.equal(r.outcome, 'survived', JSON.stringify(r))
+  assert.equal(r.flag, '--max-old-space-size=192')
+  // What the 30 requests held did not fit under the first limit's old generation, and did under the larger one.
+  assert.ok(r.heapLimit >= 192 * 1048576 && r.heapLimit > f.heapLimit, `limit ${r.heapLimit}`)
+  assert.ok(r.peakHeap > 64 * 1048576 && r.peakHeap < r.heapLimit, `peak ${r.peakHeap} of ${r.heapLimit}`)
+  assert.ok(r.requests > 0 && r.requestsPerSecond > 0, JSON.stringify(r))
+  assert.equal(d.facts.recommendations[0].kind, 'heap-exhausted')
+  assert.equal(d.facts.recommendations[0].retry.outcome, 'survived')
+  assert.match(d.recommendations[0], /^Measured: with --max-old-space-size=192 the load ran without a crash \(\d+ req\/s\), peak heap [\d.]+ MB of its [\d.]+ MB limit\./)
+  // --analyse reports it again, in the terminal and in the HTML report.
+  const report = join(runDir, 'again.html')
+  const again = await hotpath(['doctor', '--analyse', runDir, '--report', report])
+  assert.equal(again.code, 4, again.stderr)
+  assert.match(again.stdout, /A larger heap limit, tried[^\n]*\n {2}With --max-old-space-size=192 the load ran [\d.]+ s without a crash/)
+  const html = await readFile(report, 'utf8')
+  assert.match(html, /id="heap-retry"[\s\S]*survived the load/)
+})
+
+test('after a heap crash, a heap that grows with the load crashes again at twice the limit: a larger one only postpones it', async () => {
+  const { d } = await doctor('heap-kept-forever.js', { args: ['-c', '30'], node: ['--max-old-space-size=32'], code: 4, experiments: true })
+  assert.equal(d.failure.facts.kind, 'heap-exhausted', JSON.stringify(d.failure.facts))
+  const r = d.heapRetry
+  assert.equal(r.outcome, 'crashed', JSON.stringify(r))
+  assert.equal(r.flag, '--max-old-space-size=64')
+  assert.ok(r.peakHeap > 48 * 1048576, `peak ${r.peakHeap}`)
+  assert.ok(r.seconds > 0 && r.seconds < 3.5 && r.exit !== null, JSON.stringify(r))
+  assert.match(d.recommendations[0], /^Measured: with --max-old-space-size=64 it crashed again at [\d.]+ MB after [\d.]+ s of load \(the first run: [\d.]+ s\): the heap grows with the load — a leak, or more requests held at once than any limit holds — and a larger limit only postpones the crash\./)
 })
 
 test('a promise fired on the request path and not awaited is named where it starts, with how many and how long', async () => {

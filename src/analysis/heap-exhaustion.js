@@ -96,8 +96,10 @@ function raisedLimit (target, heapLimit, memory) {
 export function heapAtCrash (lines) {
   let most = null
   for (const line of lines) {
-    const m = /(\d+(?:\.\d+)?) \(\d+(?:\.\d+)?\) -> \d+(?:\.\d+)? \(\d+(?:\.\d+)?\) MB/.exec(line)
-    if (m) most = Math.max(most ?? 0, Number(m[1]) * 1048576)
+    // V8 writes its GC lines without a newline between some of them: a line of stderr may hold several.
+    for (const m of line.matchAll(/(\d+(?:\.\d+)?) \(\d+(?:\.\d+)?\) -> \d+(?:\.\d+)? \(\d+(?:\.\d+)?\) MB/g)) {
+      most = Math.max(most ?? 0, Number(m[1]) * 1048576)
+    }
   }
   return most
 }

@@ -44,8 +44,14 @@ export async function runHeapRetry (flag, o) {
   const abort = new AbortController()
   const onAbort = () => abort.abort()
   o.signal.addEventListener('abort', onAbort, { once: true })
-  // A target that dies ends the load: its death is what was asked.
-  target.exited.then((exit) => { if (!exit.stoppedByUs) abort.abort() })
+  // A target that dies ends the load: its death is what was asked, and when it came.
+  /** @type {number | null} */
+  let diedAt = null
+  target.exited.then((exit) => {
+    if (exit.stoppedByUs) return
+    diedAt = Date.now()
+    abort.abort()
+  })
   const timer = setTimeout(() => abort.abort(), (o.maxSeconds + (o.load.warmup ?? 0) + GRACE_SECONDS) * 1000)
   try {
     await target.start()
@@ -56,6 +62,7 @@ export async function runHeapRetry (flag, o) {
     const pids = new Set(target.listening.filter(l => l.port === listening.port).map(l => l.pid))
     const from = Date.now()
     const result = await load({ ...o.load, url, signal: abort.signal, onBin: undefined })
+    const to = Date.now()
     // A dying process closes its sockets a moment before its exit arrives.
     if (result.failed || abort.signal.aborted) await target.exitsWithin(1000)
     // The gauge writes four times a second: one more line closes the window.
@@ -64,7 +71,8 @@ export async function runHeapRetry (flag, o) {
     out.heapLimit ??= out.gauge?.heapLimit ?? null
     out.load = {
       requests: result.requests.total,
-      seconds: result.duration,
+      // Until the target died, when it did: the load's own count may run a moment past it, or say the time asked.
+      seconds: diedAt === null ? result.duration : Math.max(0, (Math.min(diedAt, to) - from) / 1000 - (o.load.warmup ?? 0)),
       failed: result.failed?.detail ?? null,
       interrupted: o.signal.aborted
     }
