@@ -6,7 +6,9 @@ import assert from 'node:assert/strict'
 import { mkdtemp, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { hotpath, ROOT } from './helpers/cli.js'
+import { spawn } from 'node:child_process'
+import { BIN, hotpath, ROOT } from './helpers/cli.js'
+import { alone } from './helpers/machine.js'
 import { assertSchema } from './helpers/schema.js'
 import { lineOf } from './helpers/source-lines.js'
 
@@ -106,6 +108,34 @@ test('after a heap crash doctor loads the limit it proposes: the requests in fli
   assert.match(again.stdout, /A larger heap limit, tried[^\n]*\n {2}With --max-old-space-size=192 the load ran [\d.]+ s without a crash/)
   const html = await readFile(report, 'utf8')
   assert.match(html, /id="heap-retry"[\s\S]*survived the load/)
+})
+
+test('Ctrl-C while doctor loads the larger heap limit: it is skipped, the target stopped, and the exit code is the crash\'s', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-memory-verdicts-'))
+  const json = join(dir, 'diagnosis.json')
+  let stdout = ''
+  let stderr = ''
+  const code = await alone(() => new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, 'doctor', '-d', '3', '-c', '30', '--no-progress', '--save', join(dir, 'run'), '--json', json, '--', process.execPath, '--max-old-space-size=96', server('heap-held-per-request.js')], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe']
+    })
+    child.stdout.setEncoding('utf8').on('data', (c) => { stdout += c })
+    child.stderr.setEncoding('utf8').on('data', (c) => {
+      stderr += c
+      if (/Loading it again with/.test(c)) setTimeout(() => child.kill('SIGINT'), 1500)
+    })
+    child.on('close', resolve)
+  }))
+  assert.match(stderr, /Loading it again with --max-old-space-size=192/)
+  assert.equal(code, 4, stderr)
+  // The verdict first, then the update that says the retry was skipped.
+  assert.match(stdout, /^hotpath doctor: target-failed /)
+  assert.match(stdout, /\nhotpath doctor: target-failed \(the target failed\) — after loading it with --max-old-space-size=192\n/)
+  const d = JSON.parse(await readFile(json, 'utf8'))
+  assertSchema('doctor', d)
+  assert.equal(d.heapRetry.outcome, 'interrupted', JSON.stringify(d.heapRetry))
+  assert.match(d.recommendations[0], /Loading it with --max-old-space-size=192 was skipped \(interrupted\)\./)
 })
 
 test('after a heap crash, a heap that grows with the load crashes again at twice the limit: a larger one only postpones it', async () => {
