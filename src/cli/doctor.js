@@ -112,25 +112,29 @@ export async function run ({ values, positionals, command, flags }, io) {
   const planned = await planSettings(facts, data, values, command, experiments, flags)
   // A crash on heap exhaustion: the larger limit the advice proposes is loaded once, after the verdict.
   const retryPlan = planHeapRetry(facts, data, values, command, experiments)
-  const later = planned.plans.length > 0 || (retryPlan !== null && retryPlan.record === null)
-  let diagnosis = wordDiagnosis(measured(facts, planned.records))
+  const retrying = retryPlan !== null && retryPlan.record === null
+  // One that cannot be tried (--attach, --on-port, no memory free) says why with the verdict.
+  let heapRetry = retryPlan !== null && !retrying ? (await retryHeapLimit(retryPlan, runDir, values, command, io)).retry : null
+  const later = planned.plans.length > 0 || retrying
+  let diagnosis = wordDiagnosis(measured(facts, planned.records, heapRetry))
   /** @type {Printed | null} */
   let printed = first
   if (printed !== null) printed = { diagnosis, code: await update(printed.diagnosis, diagnosis, snapshotsDid(diagnosis), jsonFile, values, io) }
   else if (!later || !jsonFile.stdout) printed = { diagnosis, code: await report(diagnosis, jsonFile, values, io) }
   const tried = await measureSettings(planned, data, values, command, experiments, io, flags)
   if (planned.plans.length > 0) {
-    diagnosis = wordDiagnosis(measured(facts, tried.experiments))
+    diagnosis = wordDiagnosis(measured(facts, tried.experiments, heapRetry))
     printed = printed === null
       ? { diagnosis, code: await report(diagnosis, jsonFile, values, io) }
       : { diagnosis, code: await update(printed.diagnosis, diagnosis, 'after the experiments', jsonFile, values, io) }
   }
-  const retried = retryPlan === null ? null : await retryHeapLimit(retryPlan, runDir, values, command, io)
+  const retried = retrying ? await retryHeapLimit(retryPlan, runDir, values, command, io) : null
   if (retried !== null) {
-    diagnosis = wordDiagnosis(measured(facts, tried.experiments, retried.retry))
+    heapRetry = retried.retry
+    diagnosis = wordDiagnosis(measured(facts, tried.experiments, heapRetry))
     printed = printed === null
       ? { diagnosis, code: await report(diagnosis, jsonFile, values, io) }
-      : { diagnosis, code: await update(printed.diagnosis, diagnosis, `after loading it with ${retried.retry.flag}`, jsonFile, values, io) }
+      : { diagnosis, code: await update(printed.diagnosis, diagnosis, `after loading it with ${heapRetry.flag}`, jsonFile, values, io) }
   }
   // A signal after the load window skipped what came after it: the verdict stands (SIGTERM still says it stopped).
   const skipped = record.skippedBy ?? tried.interruptedBy ?? retried?.interruptedBy ?? null

@@ -19,7 +19,7 @@ export function retrySummary (r) {
     case 'interrupted': return `Loading it with ${r.flag} was skipped (interrupted).`
     case 'not-run': return r.why === 'no-room'
       ? `${r.flag} not tried: the machine has less memory free than that.`
-      : `${r.flag} not tried: doctor did not start the target (--attach, --on-port), so it cannot start it again.`
+      : `${r.flag} not tried: doctor cannot start the target again under the same load (--attach, --on-port).`
     default: return `Loading it with ${r.flag} measured nothing: ${r.error ?? 'no responses'}.`
   }
 }
