@@ -108,7 +108,8 @@ export function formatUpdate (d, before, opts) {
  */
 function retryLines (d) {
   const r = d.heapRetry
-  if (!r) return []
+  // One not tried is said in the advice, where the command to try it is.
+  if (!r || r.outcome === 'not-run') return []
   return ['A larger heap limit, tried (the target started again, loaded as the run was)', `  ${r.summary}`, '']
 }
 

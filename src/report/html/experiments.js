@@ -52,8 +52,9 @@ export function experimentsSection (all) {
  * @returns {string} the section, or '' when there was none
  */
 export function heapRetrySection (r) {
-  if (!r) return ''
-  const measured = r.outcome !== 'not-run' && r.outcome !== 'interrupted' && r.outcome !== 'failed'
+  // One not tried is said in the advice, where the command to try it is.
+  if (!r || r.outcome === 'not-run') return ''
+  const measured = r.outcome !== 'interrupted' && r.outcome !== 'failed'
   const mb = (/** @type {number | null} */ v) => v === null ? '–' : esc(formatBytes(v))
   const outcome = { survived: 'survived the load', crashed: 'crashed again: heap exhausted', exited: 'exited during the load', failed: 'measured nothing', interrupted: 'skipped', 'not-run': 'not tried' }[r.outcome]
   const figures = measured

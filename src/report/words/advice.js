@@ -241,7 +241,7 @@ function heapExhaustedText (h, target, retry) {
 function retryNote (r) {
   if (r.outcome === 'exited') return `Loaded with ${r.flag}, the target exited ${r.exit?.signal ? `on signal ${r.exit.signal}` : `with code ${r.exit?.code}`} after ${r.seconds ?? '?'} s of load, before the load's end${r.peakHeap !== null ? ` (peak heap ${formatBytes(r.peakHeap)}${r.peakRss !== null ? `, RSS ${formatBytes(r.peakRss)}` : ''})` : ''}: not the heap's limit; its last lines of stderr say why.`
   if (r.outcome === 'interrupted') return `Loading it with ${r.flag} was skipped (interrupted).`
-  if (r.outcome === 'not-run') return r.why === 'no-room' ? `Not tried here: the machine has less memory free than ${r.value} MB.` : 'Not tried: doctor did not start the target (--attach, --on-port), so it cannot start it again.'
+  if (r.outcome === 'not-run') return r.why === 'no-room' ? `Not tried here: the machine has less memory free than ${r.value} MB.` : 'Not tried: doctor cannot start the target again under the same load (--attach, --on-port).'
   return `Loading it with ${r.flag} measured nothing: ${r.error ?? 'no responses'}.`
 }
 
