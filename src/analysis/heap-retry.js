@@ -1,7 +1,8 @@
 // After a crash on heap exhaustion, doctor loads the target again with the heap limit its advice proposes
 // (src/cli/doctor-heap-retry.js), under the same load, and says what it gave: the load ran to its end, or the heap
 // ran out again — a heap that outgrows twice its limit under the same load grows with the load (a leak, or more
-// requests held at once than any limit holds), and a larger limit only postpones the crash. This judges that run.
+// requests held at once than any limit holds), and a larger limit only postpones the crash. This judges that run; in
+// words: src/report/words/heap-retry.js.
 import { heapAtCrash, OUT_OF_HEAP } from './heap-exhaustion.js'
 
 /**

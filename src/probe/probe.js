@@ -22,7 +22,7 @@ import { ThreadWindows, WAIT_MS } from './thread-windows.js'
 import { TransformedScripts } from './transformed-scripts.js'
 import { RuntimeHooks } from './runtime-hooks.js'
 import { heapAfterFullGc } from '../profile/capture.js'
-import { memoryGroup } from './memory-limit.js'
+import { memoryGroup } from '../memory-cgroup.js'
 import { COMMAND, MESSAGE, RECORD } from '../probe-protocol.js'
 
 /** A sample's GC tally when its thread's observer saw none. */

@@ -12,7 +12,7 @@ import { planMemoryPhases, recordMemoryPhases, watchRelease } from './phases/mem
 import { recordRetainers, removeSnapshots, retainerPhaseSeconds, retainerSeconds } from './phases/retainer-phases.js'
 import { COMMAND, MESSAGE } from '../probe-protocol.js'
 import { observeFor } from './observe.js'
-import { oomKills } from '../probe/memory-limit.js'
+import { oomKills } from '../memory-cgroup.js'
 
 /**
  * @typedef {object} RunOptions

@@ -2,7 +2,8 @@
 // `memory.limit_in_bytes`), read once at start, the lowest of its group's and its ancestors' (a group inside a limited
 // one has no limit of its own, yet its parent's holds). A heap that dies at V8's limit is told from one that met the
 // container's: what to raise is not the same. The group's directory goes with it, so that hotpath can read after a
-// SIGKILL whether the kernel's out-of-memory killer sent it (its `oom_kill` count rose).
+// SIGKILL whether the kernel's out-of-memory killer sent it (its `oom_kill` count rose). Shared: the probe reads the
+// limit inside the target, hotpath the count from outside (src/run/doctor-run.js).
 import { readFileSync } from 'node:fs'
 
 /** Above this a limit is "none" (v1 writes 2^63 rounded down to a page). */
