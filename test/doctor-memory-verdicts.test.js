@@ -132,7 +132,7 @@ test('Ctrl-C while doctor loads the larger heap limit: it is skipped, the target
   // The verdict first, then the update that says the retry was skipped.
   assert.match(stdout, /^hotpath doctor: target-failed /)
   // (a crash may cut the heap samples after the window short, and the line then says its culprits are incomplete)
-  assert.match(stdout, /\nhotpath doctor: target-failed \(the target failed\)[^\n]* — after loading it with --max-old-space-size=192\n/)
+  assert.match(stdout, /\nhotpath doctor: target-failed \(the target failed\)[^\n]* — after loading it again with --max-old-space-size=192\n/)
   const d = JSON.parse(await readFile(json, 'utf8'))
   assertSchema('doctor', d)
   assert.equal(d.heapRetry.outcome, 'interrupted', JSON.stringify(d.heapRetry))

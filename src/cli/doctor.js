@@ -134,7 +134,7 @@ export async function run ({ values, positionals, command, flags }, io) {
     diagnosis = wordDiagnosis(measured(facts, tried.experiments, heapRetry))
     printed = printed === null
       ? { diagnosis, code: await report(diagnosis, jsonFile, values, io) }
-      : { diagnosis, code: await update(printed.diagnosis, diagnosis, `after loading it with ${heapRetry.flag}`, jsonFile, values, io) }
+      : { diagnosis, code: await update(printed.diagnosis, diagnosis, `after loading it again with ${heapRetry.flag}`, jsonFile, values, io) }
   }
   // A signal after the load window skipped what came after it: the verdict stands (SIGTERM still says it stopped).
   const skipped = record.skippedBy ?? tried.interruptedBy ?? retried?.interruptedBy ?? null

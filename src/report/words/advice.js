@@ -205,7 +205,10 @@ function batchHint (type, op = '') {
  * @param {import('../../analysis/heap-retry.js').HeapRetry} [retry]
  */
 function heapExhaustedText (h, target, retry) {
-  const limit = h.heapLimit !== null ? `${mb(h.heapLimit)} MB` : 'its limit'
+  // V8's limit counts the young generation too: next to the old generation's size the command set, the two read as one
+  // number that a raised flag would not seem to raise.
+  const set = /--max-old-space-size=(\d+)/.exec(target)?.[1]
+  const limit = h.heapLimit !== null ? `${mb(h.heapLimit)} MB${set ? ` (--max-old-space-size=${set} for the old generation, and the young one)` : ''}` : 'its limit'
   const each = h.budgetPerRequest !== null && h.inFlight !== null
     ? ` With ${h.inFlight} requests in flight, each may hold ${formatMb(h.budgetPerRequest)} at most; these held more.`
     : ''
