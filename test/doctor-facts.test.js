@@ -103,7 +103,7 @@ test('requests whose CPU does not exceed the probe\'s own: the summary says they
   const f = d.measured.facts
   assert.equal(f.kind === 'healthy' && f.cpuPerRequestMs, 0)
   const { summary } = wordDiagnosis(d)
-  assert.match(summary, /requests\/s at less CPU each than can be told apart from hotpath's own, event-loop delay p99/)
+  assert.match(summary, /requests\/s at too little CPU each to tell apart from hotpath's own, event-loop delay p99/)
   assert.doesNotMatch(summary, /at 0( ms)? of CPU/)
 })
 

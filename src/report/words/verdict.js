@@ -95,9 +95,9 @@ function ruleSentence (f) {
     case 'cpu-per-request':
       return `The event loop is blocked: each request holds it for ${formatMs(f.cpuPerRequestMs)} of CPU, so requests queue behind each other (event-loop delay p99 ${formatMs(f.delayP99Ms)}).`
     case 'long-tasks':
-      return `The event loop is blocked: single tasks hold it for up to ${formatMs(f.delayMaxMs)} (p99 ${formatMs(f.delayP99Ms)}), though requests cost only ${cpuEach(f.cpuPerRequestMs)} — look for synchronous I/O or occasional heavy work.`
+      return `The event loop is blocked: single tasks hold it for up to ${formatMs(f.delayMaxMs)} (p99 ${formatMs(f.delayP99Ms)}), though requests cost ${f.cpuPerRequestMs > 0 ? `only ${cpuEach(f.cpuPerRequestMs)}` : cpuEach(0)} — look for synchronous I/O or occasional heavy work.`
     case 'waiting':
-      return `The server is waiting on I/O: requests take ${formatMs(f.serverTimeMs)} on the server but only ${cpuEach(f.cpuPerRequestMs)}, and the event loop is idle ${formatPercent(f.idle, 0)} of the time` +
+      return `The server is waiting on I/O: requests take ${formatMs(f.serverTimeMs)} on the server but ${f.cpuPerRequestMs > 0 ? `only ${cpuEach(f.cpuPerRequestMs)}` : cpuEach(0)}, and the event loop is idle ${formatPercent(f.idle, 0)} of the time` +
         (f.runQueue !== null && f.runQueue >= 0.1 ? `; its thread waited for a CPU ${formatPercent(f.runQueue, 0)} of the time (the machine is short of cores).` : '.') +
         (f.topWait ? topWaitSentence(f.topWait) : '') +
         (f.agent ? ` Outgoing requests queued for a free socket in ${f.agent.agent} (maxSockets ${f.agent.maxSockets}).` : '')
@@ -115,7 +115,7 @@ function ruleSentence (f) {
  * @param {number} ms
  */
 function cpuEach (ms) {
-  return ms > 0 ? `${formatMs(ms)} of CPU each` : "less CPU each than can be told apart from hotpath's own"
+  return ms > 0 ? `${formatMs(ms)} of CPU each` : "too little CPU each to tell apart from hotpath's own"
 }
 
 /**
