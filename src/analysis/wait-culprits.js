@@ -26,6 +26,8 @@ import { placedAt } from './wait-packages.js'
  * @property {WaitSignal['behind']} behind waits for other requests to finish, here (a limit of the app's own)
  * @property {import('./wait-packages.js').PackagePath | null} via the packages the wait went through (a middleware, a
  *   store, an ORM, a driver), and where the app put them on the request's path
+ * @property {import('./waits.js').WaitBreakdown[]} [breakdown] for a handler whose waits at several lines add up: each
+ *   of its lines, with its part
  */
 
 /**
@@ -148,7 +150,8 @@ function waitFacts (w, role) {
     pool: w.pool,
     backend: w.backend ? { queuedMs: round(w.backend.queuedMs, 3), serviceMs: round(w.backend.serviceMs, 3) } : null,
     behind: w.behind,
-    via: w.site.packages
+    via: w.site.packages,
+    ...(w.breakdown ? { breakdown: w.breakdown.map(b => ({ line: b.line, share: round(b.share, 3), perRequest: round(b.perRequest, 1), sites: b.sites })) } : {})
   }
 }
 

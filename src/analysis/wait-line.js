@@ -9,6 +9,8 @@ import { placedAt } from './wait-packages.js'
  * @property {import('./wait-packages.js').PackagePath | null} via the packages the waits went through, when any
  * @property {number[] | null} lines for round trips made one after another from several lines of one function: those
  *   lines (the site is the first)
+ * @property {import('./waits.js').WaitBreakdown[] | null} breakdown for a handler whose waits at several lines add up:
+ *   each of its lines, with its part
  * @property {{ type: string, op: string, name: string, target: string }} resource what they wait on there
  * @property {number} share of the traced requests' time on the server
  * @property {number} perRequest waits there per request (round trips, for a socket)
@@ -34,6 +36,7 @@ export function waitLine (w) {
     site: placedAt(w.site.packages) ?? { file: w.site.file, line: w.site.line },
     via: w.site.packages,
     lines: w.lines ?? null,
+    breakdown: w.breakdown ?? null,
     resource: { type: w.resource.type, op: w.resource.op, name: w.resource.name, target: w.resource.target },
     share: w.share,
     perRequest: w.perRequest,

@@ -48,9 +48,21 @@ export { resourceName } from './wait-site-totals.js'
  *   finish rather than for I/O of their own (another request's I/O ends the wait, and the request then makes its own
  *   round trip elsewhere): a limit of the app's own on how many go on at once — a semaphore, a queue
  * @property {number[]} [lines] for round trips of one kind made one after another from several lines of one function
- *   (a sequence, not an N+1 from a loop): those lines; the site is the first of them
+ *   (a sequence, not an N+1 from a loop): those lines; the site is the first of them. For a handler whose waits at
+ *   several lines add up (see `breakdown`): the handler's lines they went through
+ * @property {WaitBreakdown[]} [breakdown] for a handler whose waits at several lines, none told on its own, add up to
+ *   a real part of the requests' time: each line of the handler, with its part
  * @property {number} pid
  * @property {number} threadId
+ */
+
+/**
+ * @typedef {object} WaitBreakdown one line of a handler whose waits add up, and what waited through it
+ * @property {number} line the handler's line (an await of its own, or the call of a helper that awaits)
+ * @property {number} share of the traced requests' time on the server
+ * @property {number} perRequest waits per request through it
+ * @property {{ file: string, line: number }[]} sites the lines of the helpers it called where the waits began (none when
+ *   they began at the handler's line itself)
  */
 
 /**
@@ -167,43 +179,75 @@ function addSequences (bySequence, ops, shares, t, cwd) {
 }
 
 /**
- * The functions whose requests wait at several lines, none of which takes a real part of their time alone (four
- * queries of 15% each): together they are most of it, and the function is named, with its lines.
+ * The handlers whose requests wait at several lines, none of which is told on its own (four queries of 15% each; an
+ * N+1 of six queries an item, each from its own line of the handler or of the helpers it awaits): together they are
+ * a real part of the requests' time, and the handler is named, with the lines of its own the waits went through and
+ * each one's part. A wait belongs to the outermost function of the app on its stack (its callers, async ones
+ * included): the loop of an N+1 over helpers is in the handler, not in any one helper. Lines told on their own (a
+ * slow query of 48%) stay out of the group.
  * @param {WaitSignal[]} sites
  * @returns {WaitSignal[]}
  */
 function handlers (sites) {
-  /** @type {Map<string, WaitSignal[]>} */
-  const byFunction = new Map()
+  /** @type {Map<string, { handler: { function: string, file: string }, members: { w: WaitSignal, line: number }[] }>} */
+  const byHandler = new Map()
   for (const w of sites) {
-    if (w.site.packages?.outsideApp || w.lines) continue
-    const key = `${w.pid}-${w.threadId}|${w.site.file}|${w.site.function}`
-    byFunction.set(key, [...(byFunction.get(key) ?? []), w])
+    if (w.site.packages?.outsideApp || w.lines || w.share >= THRESHOLDS.waitShare) continue
+    const outer = w.site.callers.at(-1)
+    const handler = outer ?? w.site
+    const key = `${w.pid}-${w.threadId}|${handler.file}|${handler.function}`
+    let g = byHandler.get(key)
+    if (g === undefined) {
+      g = { handler: { function: handler.function, file: handler.file }, members: [] }
+      byHandler.set(key, g)
+    }
+    g.members.push({ w, line: handler.line })
   }
   /** @type {WaitSignal[]} */
   const out = []
-  for (const list of byFunction.values()) {
+  for (const { handler, members } of byHandler.values()) {
+    const list = members.map(m => m.w)
     const share = list.reduce((a, w) => a + w.share, 0)
-    if (list.length < 2 || share < THRESHOLDS.waitShare || list.some(w => w.share >= THRESHOLDS.waitShare)) continue
-    const byLine = [...list].sort((a, b) => a.site.line - b.site.line)
+    if (list.length < 2 || share < THRESHOLDS.waitShare) continue
+    /** @type {Map<number, { line: number, share: number, perRequest: number, sites: { file: string, line: number }[] }>} */
+    const byLine = new Map()
+    for (const { w, line } of members) {
+      const b = byLine.get(line) ?? { line, share: 0, perRequest: 0, sites: [] }
+      b.share += w.share
+      b.perRequest += w.perRequest
+      if (w.site.file !== handler.file || w.site.line !== line) b.sites.push({ file: w.site.file, line: w.site.line })
+      byLine.set(line, b)
+    }
+    const breakdown = [...byLine.values()].sort((a, b) => a.line - b.line)
+    for (const b of breakdown) b.sites.sort((x, y) => x.file.localeCompare(y.file) || x.line - y.line)
+    const first = list.find(w => w.site.file === handler.file && w.site.function === handler.function) ?? list[0]
     // Timers are told as one kind, whatever their delays.
     const names = [...new Set([...list].sort((a, b) => b.share - a.share).map(w => w.resource.type === 'timer' ? 'timers' : w.resource.name))]
     const waits = list.reduce((a, w) => a + w.perRequest, 0)
+    const trips = list.every(w => w.msPerTrip !== null)
+    // Each line one after another (an N+1 spread over the lines of a loop's body): the whole is, too — from the loop
+    // in the handler that holds them, the first one above its lines.
+    const loops = list.map(w => w.sequential?.loop).filter(l => l != null && l.file === handler.file && l.line <= breakdown[0].line)
+    const sequential = list.every(w => w.sequential !== null)
+      ? { perRequest: waits, loop: loops.sort((a, b) => (b?.line ?? 0) - (a?.line ?? 0))[0] ?? null, savedMs: list.reduce((a, w) => a + (w.sequential?.savedMs ?? 0), 0) }
+      : null
     out.push({
-      ...byLine[0],
+      ...first,
+      site: { ...first.site, function: handler.function, file: handler.file, line: breakdown[0].line, callers: first.site.file === handler.file ? first.site.callers : [] },
       resource: { type: 'several', op: '', target: '', name: names.slice(0, 3).join(', ') + (names.length > 3 ? ', …' : '') },
       share,
       perRequest: waits,
       msPerWait: waits > 0 ? list.reduce((a, w) => a + w.perRequest * w.msPerWait, 0) / waits : 0,
-      msPerTrip: null,
+      msPerTrip: trips && waits > 0 ? list.reduce((a, w) => a + w.perRequest * /** @type {number} */ (w.msPerTrip), 0) / waits : null,
       requests: Math.max(...list.map(w => w.requests)),
-      sequential: null,
+      sequential,
       parallel: null,
       queue: null,
       pool: null,
       backend: null,
       behind: null,
-      lines: byLine.map(w => w.site.line)
+      lines: breakdown.map(b => b.line),
+      breakdown
     })
   }
   return out

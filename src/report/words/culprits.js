@@ -20,7 +20,7 @@ export function culpritReason (f) {
       const at = f.resource.target && !f.resource.name.includes(f.resource.target) ? ` at ${f.resource.target}` : ''
       const gate = f.behind ? ': a limit of the app\'s own on how many requests go on at once (no connection pool was full)' : ''
       const backend = f.backend ? `; ${formatMs(f.backend.queuedMs)} of each round trip queued behind other operations at ${f.resource.target || 'the backend'}, ${formatMs(f.backend.serviceMs)} its own` : ''
-      return `waits on ${f.resource.name}${at}: ${waitCounts(f)}${gate}${queued}${backend}${seq}${viaPackages(f)}`
+      return `waits on ${f.resource.name}${at}: ${waitCounts(f)}${gate}${queued}${backend}${seq}${byLine(f.breakdown)}${viaPackages(f)}`
     }
     case 'keeps': {
       const per = f.bytesPerRequest !== null ? `, ${formatBytes(f.bytesPerRequest)} a request` : ''
@@ -45,4 +45,20 @@ export function culpritReason (f) {
       return `creates the pool of connections to ${pool.endpoint} (${limit}), all ${pool.connections} busy: requests wait ${formatMs(f.queue?.msPerWait ?? 0)} for a connection, then ${formatMs(f.msPerTrip ?? 0)} for ${f.resource.name}`
     }
   }
+}
+
+/**
+ * `; by line: 65 6% (20 a request), 68 14% (60, at util/helpers.js:20, 21, 24)` — a handler's waits, line by line.
+ * @param {import('../../analysis/waits.js').WaitBreakdown[] | null | undefined} breakdown
+ */
+function byLine (breakdown) {
+  if (!breakdown || breakdown.length === 0) return ''
+  const at = (/** @type {{ file: string, line: number }[]} */ sites) => {
+    /** @type {Map<string, number[]>} */
+    const byFile = new Map()
+    for (const x of sites) byFile.set(x.file, [...(byFile.get(x.file) ?? []), x.line])
+    return [...byFile].map(([file, lines]) => `${file}:${lines.join(', ')}`).join('; ')
+  }
+  const count = (/** @type {number} */ n) => n >= 10 ? Math.round(n).toString() : n.toFixed(1).replace(/\.0$/, '')
+  return `; by line: ${breakdown.map(b => `${b.line} ${formatPercent(b.share, 0)} (${count(b.perRequest)} a request${b.sites.length > 0 ? `, at ${at(b.sites)}` : ''})`).join(', ')}`
 }
