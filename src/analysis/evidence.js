@@ -1,6 +1,6 @@
 // The figures behind a verdict, each against its threshold, as facts: the report words each row
 // (src/report/words/evidence.js) from its signal, state and facts.
-import { growingCostOf, heldForAWhile, isLeak, ruleFor, RULES } from './rules.js'
+import { growingCostOf, heldForAWhile, isLeak, mostlyWaiting, ruleFor, RULES } from './rules.js'
 import { THRESHOLDS } from './thresholds.js'
 import { agentRows, outgoingRows, waitRows } from './evidence-waits.js'
 
@@ -139,7 +139,7 @@ function requestRows (s) {
       threshold: THRESHOLDS.serverTime,
       // Judged as the io rule judges it: with most of the traced requests' time in waits, up to half of it may be CPU.
       state: s.requests.serverTimeMean >= THRESHOLDS.serverTime
-        ? (s.cpu.perRequestMs <= (s.waits.outside >= THRESHOLDS.waitedShare ? 1 - THRESHOLDS.waitedShare : THRESHOLDS.cpuOfServerTime) * s.requests.serverTimeMean ? 'mostly-waiting' : 'mostly-computing')
+        ? (mostlyWaiting(s) ? 'mostly-waiting' : 'mostly-computing')
         : 'ok',
       facts: {}
     },

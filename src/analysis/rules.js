@@ -130,7 +130,7 @@ export const RULES = [
       s.requests.serverTimeMean >= THRESHOLDS.serverTime &&
       // Traced waits are direct evidence: their requests spent most of their time waiting, and the CPU is judged
       // against the rest (a client that makes six round trips a request spends a quarter of it encoding them).
-      s.cpu.perRequestMs <= (waited(s) ? 1 - THRESHOLDS.waitedShare : THRESHOLDS.cpuOfServerTime) * s.requests.serverTimeMean,
+      mostlyWaiting(s),
     decisive: ['server-time', 'event-loop-utilization'],
     facts: waitingFacts
   },
@@ -250,6 +250,15 @@ export function ownUtilization (s) {
  */
 function waited (s) {
   return s.waits.outside >= THRESHOLDS.waitedShare
+}
+
+/**
+ * Whether the requests' time on the server is mostly not CPU: at most a quarter of it (cpuOfServerTime), or half when
+ * traced requests spent half their time or more waiting (the rest is theirs to spend).
+ * @param {Signals} s
+ */
+export function mostlyWaiting (s) {
+  return s.cpu.perRequestMs <= (waited(s) ? 1 - THRESHOLDS.waitedShare : THRESHOLDS.cpuOfServerTime) * s.requests.serverTimeMean
 }
 
 /**
