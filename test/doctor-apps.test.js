@@ -6,7 +6,7 @@
 // commandstats.
 import { after, before, describe, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { fork } from 'node:child_process'
+import { execFileSync, fork } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { mkdtemp, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -65,6 +65,16 @@ async function startHelper (file, env = {}) {
   return { port: /** @type {number} */ (port), stop: () => { child.kill() } }
 }
 
+/** Whether this machine has taskset (util-linux), which pins a process to a CPU. */
+function hasTaskset () {
+  try {
+    execFileSync('taskset', ['-V'], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
+
 describe('applications that wait on PostgreSQL and Redis', { skip: missing().postgres ?? missing().redis ?? false }, () => {
   /** @type {import('../examples/backends/backends.js').Backend} */
   let postgres
@@ -109,6 +119,36 @@ describe('applications that wait on PostgreSQL and Redis', { skip: missing().pos
     const page = waitAt(d, file, await lineOf(file, 'await Article.findAndCountAll'))
     assert.ok(page.wait.perRequest >= 1.8 && page.wait.perRequest <= 2.2, `a COUNT and a page a request: ${page.wait.perRequest}`)
     assert.match(out, /hotpath doctor: io/)
+  })
+
+  test('a listing on a thread that queues for its CPU: io, the page\'s queries at once, the N+1 over lines as one', { skip: hasTaskset() ? false : 'no taskset' }, async () => {
+    // Pinned to one CPU with a process spinning on it, the server's thread is ready to run all along and runs half of
+    // it: busy by the machine, not by its work. Its requests are still traced, and their waits told.
+    const file = 'test/fixtures/servers/busy-listing.js'
+    await db.query('SELECT pg_stat_statements_reset()')
+    const { d, out } = await doctor(file, { DATABASE_URL: postgres.url, NEIGHBOUR: '1' }, ['-d', '3', '-c', '8'])
+    assert.equal(d.category, 'io', d.summary)
+    const [pages, counts, items] = await statementCalls([/^SELECT i AS id/, /^SELECT count/, /AS (tags|likes|author|comments)$/])
+    assert.ok(pages > 0 && counts === pages, `PostgreSQL ran a COUNT with each page: ${counts} / ${pages}`)
+    // The COUNT and the page go at once: two round trips, not one after another.
+    const page = waitAt(d, file, await lineOf(file, '// wait: page'))
+    assert.ok(Math.abs(page.wait.perRequest - 2) < 0.1, `two a request: ${page.wait.perRequest}`)
+    assert.equal(page.wait.sequential, null, page.reason)
+    assert.ok(page.wait.parallel, 'at once')
+    // Four queries an item, from four lines none of which is a culprit alone: the handler, with its lines.
+    const tags = await lineOf(file, '// wait: tags')
+    const decorate = await lineOf(file, '// wait: decorate')
+    const n1 = waitAt(d, file, tags)
+    assert.deepEqual(n1.wait.breakdown.map((/** @type {any} */ b) => b.line), [tags, decorate])
+    assert.deepEqual(n1.wait.breakdown[1].sites.map((/** @type {any} */ s) => s.line), [await lineOf(file, '// wait: likes'), await lineOf(file, '// wait: author'), await lineOf(file, '// wait: comments')])
+    // PostgreSQL ran that many for each request answered, and no more for each one sent (those in flight as the load
+    // stopped ran some of theirs).
+    const n = Math.round(n1.wait.perRequest)
+    const { total, sent } = d.load.requests
+    assert.ok(Math.abs(n1.wait.perRequest - n) < 0.2 && items >= n * total && items <= n * sent, `${n1.wait.perRequest} round trips a request; PostgreSQL ran ${items} for ${total} requests answered, ${sent} sent`)
+    assert.ok(n1.wait.sequential, 'one after another')
+    assert.equal(n1.wait.sequential.loop?.line, await lineOf(file, '// the loop'))
+    assert.match(out, new RegExp(`busy-listing\\.js:${tags}, ${decorate}`))
   })
 
   test('express-session in SQL: the lookup blamed where the middleware is put on the path, the touch at the response', async () => {

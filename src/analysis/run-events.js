@@ -148,7 +148,7 @@ function addWaits (waits, e) {
   for (const trace of Array.isArray(e.traces) ? e.traces : []) {
     if (trace === null || typeof trace !== 'object' || typeof trace.time !== 'number' || typeof trace.ms !== 'number' || !Array.isArray(trace.spans)) continue
     const floating = Array.isArray(trace.floating) ? trace.floating.filter((/** @type {unknown} */ f) => Array.isArray(f) && f.length >= 5 && f.every(Number.isFinite)) : []
-    waits.traces.push({ time: trace.time, ms: trace.ms, spans: trace.spans.filter((/** @type {unknown} */ s) => Array.isArray(s) && s.length >= 9 && s.every(Number.isFinite)), ...(typeof trace.route === 'string' ? { route: trace.route } : {}), ...(floating.length > 0 ? { floating } : {}) })
+    waits.traces.push({ time: trace.time, ms: trace.ms, spans: trace.spans.filter((/** @type {unknown} */ s) => Array.isArray(s) && s.length >= 9 && s.every(Number.isFinite)), ...(typeof trace.route === 'string' ? { route: trace.route } : {}), ...(trace.cut === 1 ? { cut: /** @type {1} */ (1) } : {}), ...(floating.length > 0 ? { floating } : {}) })
   }
 }
 

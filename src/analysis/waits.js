@@ -93,10 +93,15 @@ export function computeWaits (threads, start, end, fallbackCwd) {
   let totalMs = 0
   let attributed = 0
   let ownThreads = 0
+  // A request whose client went away before its response (a load that stops closes its connections) stopped being
+  // followed there: a listing of 26 queries counted 3. Its waits are counted only when no request was followed to
+  // its end — a server that never answers in time has nothing else to show.
+  const inWindow = (/** @type {import('../sampling/wait-tracer.js').WaitRecord} */ r) => r.time >= start && r.time <= end
+  const whole = threads.some(t => t.waits.traces.some(r => inWindow(r) && r.cut !== 1))
   for (const t of threads) {
     const cwd = String(t.hello.cwd ?? fallbackCwd)
     for (const trace of t.waits.traces) {
-      if (trace.time < start || trace.time > end) continue
+      if (!inWindow(trace) || (whole && trace.cut === 1)) continue
       traced++
       totalMs += trace.ms
       const ops = operations(trace, t.waits)

@@ -48,6 +48,18 @@ const SATURATED = 0.95
 /** …unless it ran less than this share of it: then the machine's other processes took the cores. */
 const STARVED_BELOW = 0.4
 /**
+ * A thread runnable all the time that ran less than TRACE_SOME_BELOW of it, whose requests stay in flight this many
+ * times longer than their CPU (by Little's law, requests in flight ÷ the share of the time the thread ran), has time
+ * its requests spend elsewhere than on its CPU: a RealWorld backend on Sequelize, 120 queries a request, ran 50% of
+ * the time and queued for a CPU 45% on a 2-core machine that also ran its MariaDB; its requests took 1.85 s for 206 ms
+ * of CPU, and none was traced.
+ */
+const IN_FLIGHT_OVER_CPU = 4
+/** A request being traced is dropped this many times its expected time on the server after tracing pauses… */
+const GRACE_REQUESTS = 3
+/** …and never before this many ms: a request that never ends must not keep every promise of the process paying. */
+const GRACE_MS = 2000
+/**
  * The sampler's pace while the thread is busy — on a CPU or queued for one at least TRACE_SOME_BELOW of the time: a
  * sample every tenth interval (100 ms at the default 10 ms). That is as often as its CPU and its own time are read
  * anyway, so the first reading with time to spare puts the cadence back. A busy thread has no time to spare for its
@@ -137,6 +149,12 @@ export class Probe {
     this.busy = 1
     /** the share of the recent time the thread ran on a CPU, smoothed alike */
     this.ran = 1
+    /** requests of the loaded port in flight at the recent counts, and finished per ms, smoothed alike: by Little's law
+     * their ratio is a request's time on the server */
+    this.inflight = 0
+    this.finishing = 0
+    /** requests the tracer had picked up when it was last armed: an armed slot stays armed until it picks one up */
+    this.pickedAt = -1
     /** intervals of the current wait-tracing slot so far */
     this.slot = 0
     this.credit = 0
@@ -198,7 +216,7 @@ export class Probe {
     // bursts gets its usual cadence back at once (the wait tracer below skips samples that served nothing).
     const thread = sample.thread
     if (this.loading && thread !== undefined && thread.span > 0) this.paceFor(thread)
-    if (this.loading && this.options.runtime !== false) this.armWaits(sample, requests.length > 0, intervals)
+    if (this.loading && this.options.runtime !== false) this.armWaits(sample, requests, intervals)
   }
 
   /**
@@ -215,10 +233,12 @@ export class Probe {
    * Traces waits in slots of SLOT_INTERVALS intervals, more of them the less busy the thread: a server that waits is
    * mostly idle, and one that computes needs no wait tracing (and would pay for its hooks in throughput).
    * @param {import('../sampling/sampler.js').Sample} sample
-   * @param {boolean} serving requests started, finished or were in flight in the sample
+   * @param {import('./request-tracker.js').RequestStats[]} requests the sample's, by port: none when no request started,
+   *   finished or was in flight in it
    * @param {number} intervals sampling intervals the sample spans
    */
-  armWaits (sample, serving, intervals) {
+  armWaits (sample, requests, intervals) {
+    const serving = requests.length > 0
     // A loop with no request says nothing of how the server serves, and has none to trace: the moments before a
     // load's first request reached it read idle, and armed the tracer on a server that then saturated. Its hooks
     // leave the process slower after they are off (V8's promise-hook protector does not come back; the resources
@@ -253,6 +273,17 @@ export class Probe {
     } else if (!this.sampler.threadTime) {
       this.busy += (1 - 0.95 ** intervals) * (sample.utilization - this.busy)
     }
+    const port = this.loadedPort
+    let inflight = 0
+    let finished = 0
+    for (const r of requests) {
+      if (port !== null && r.port !== port) continue
+      inflight += r.inflight
+      finished += r.finished
+    }
+    const w = 1 - 0.95 ** intervals
+    this.inflight += w * (inflight - this.inflight)
+    this.finishing += w * (finished / Math.max(1, sample.interval) - this.finishing)
     this.slot += intervals
     if (this.slot < SLOT_INTERVALS) return
     this.slot = 0
@@ -264,7 +295,9 @@ export class Probe {
     // the cores: it ran 16% of the time and queued 76%) is not busy by its own work: with requests in flight between
     // turns it is traced a fifth of the time too — without it, no wait was traced and the figures it queued for read
     // `event-loop`.
-    const starved = this.busy >= TRACE_SOME_BELOW && this.ran < STARVED_BELOW
+    // A thread runnable all along that ran under TRACE_SOME_BELOW of the time, with its requests in flight far longer
+    // than their CPU, is busy by the machine's queue rather than by its own work: traced a fifth of the time too.
+    const starved = this.busy >= TRACE_SOME_BELOW && (this.ran < STARVED_BELOW || (this.ran < TRACE_SOME_BELOW && this.inflight >= IN_FLIGHT_OVER_CPU * this.ran))
     let duty = this.busy < TRACE_ALWAYS_BELOW ? 1 : (this.busy < TRACE_SOME_BELOW || starved) && this.requests.inflightAt(this.loadedPort) ? SOME : 0
     // Requests that hardly wait pay the hooks for nothing. A saturated hello server held to half a core ran 43% of the
     // time and queued for a CPU 43%: it read half busy, and was traced a fifth of the time (33 requests in 8 s) for
@@ -274,9 +307,13 @@ export class Probe {
     const share = this.waits.waitShare
     // Unless they leave promises pending as they answer: work fired and not awaited is found only by tracing.
     if (share !== null && share < WAITS_WORTH && !(this.observing && this.busy < TRACE_ALWAYS_BELOW) && !this.waits.leavesWork) duty = Math.min(duty, RARELY)
+    // A slot armed that has not picked a request up yet stays armed, while tracing is due at all: requests of seconds
+    // begin a few a second, and a tenth of a second armed in five caught one in a run, or none.
+    if (duty > 0 && this.waits.armed && this.waits.traced === this.pickedAt) return
     this.credit = Math.min(1, this.credit + duty)
     if (this.credit >= 1 - 1e-9) {
       this.credit -= 1
+      this.pickedAt = this.waits.traced
       this.waits.arm()
       this.drivers.subscribe()
       this.requests.onRequest = this.onRequest
@@ -285,9 +322,16 @@ export class Probe {
     }
   }
 
+  /** ms a request is expected to take on the server, by Little's law over the recent samples (0: not known) */
+  serverTime () {
+    return this.finishing > 0 ? this.inflight / this.finishing : 0
+  }
+
   /** Traces no new request; the hooks go off once those traced have finished. */
   pauseWaits () {
-    this.waits.pause()
+    // Requests being traced are let finish for a few times what one takes: a listing of 3.5 s was dropped unfinished
+    // two seconds after its slot, and no wait of it was told.
+    this.waits.pause(Math.max(GRACE_MS, GRACE_REQUESTS * this.serverTime()))
     // While requests traced earlier finish, each new one must still clear the context its connection carries.
     if (!this.waits.active) {
       this.requests.onRequest = null
@@ -461,6 +505,9 @@ export class Probe {
     this.envTimer.unref()
     this.busy = 1
     this.ran = 1
+    this.inflight = 0
+    this.finishing = 0
+    this.pickedAt = -1
     this.slot = 0
     this.credit = 0
     this.look = slice

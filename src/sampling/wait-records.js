@@ -96,7 +96,7 @@ export class WaitRecorder {
       ])
     }
     const floating = this.#floating(trace)
-    return { time: Math.round(performance.timeOrigin + trace.start), ms: round(trace.end - trace.start), spans, ...(trace.route ? { route: trace.route } : {}), ...(floating.length > 0 ? { floating } : {}) }
+    return { time: Math.round(performance.timeOrigin + trace.start), ms: round(trace.end - trace.start), spans, ...(trace.route ? { route: trace.route } : {}), ...(trace.cut ? { cut: /** @type {1} */ (1) } : {}), ...(floating.length > 0 ? { floating } : {}) }
   }
 
   /**

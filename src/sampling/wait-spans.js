@@ -41,5 +41,7 @@ export const DEFERRALS = new Set(['TickObject', 'Immediate', 'Microtask'])
  * @property {number} trips round trips it wrote so far (each with its stack)
  * @property {object} root the async resource its handler ran in
  * @property {boolean} abandoned dropped before it finished (the tracer stopped)
+ * @property {boolean} [cut] its connection closed before the response was written: the client went away (a load that
+ *   stops closes its connections), and what the handler went on to wait on is not in it
  * @property {string} [route] `GET /orders/:id`: its method and route, as the request said them when it finished
  */

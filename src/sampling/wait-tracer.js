@@ -74,6 +74,7 @@ const MAX_TRIPS = 1000
  *   request's query wrote it later, from someone else's callback; -1: no trip), the span it began in (index, -1: none),
  *   the ms of that trip spent behind replies to earlier operations (-1: no trip; see Trip's `ahead`)]
  * @property {string} [route] `GET /orders/:id`: the request's method and route (route-timer.js)
+ * @property {1} [cut] its client went away before the response was written: its waits stop there (see Trace's `cut`)
  * @property {number[][]} [floating] what the request started and left pending when its response finished, by site:
  *   [site id, count, settled since, ms after the response summed, at most]
  */
@@ -272,6 +273,7 @@ export class WaitTracer {
     const end = () => {
       if (trace.end !== 0 || trace.abandoned) return
       trace.end = performance.now()
+      if (!res.writableEnded) trace.cut = true
       // Read as it ends: a framework sets the route it matched on the request while handling it.
       try { trace.route = `${res.req?.method ?? 'GET'} ${routeOf(res.req ?? {})}` } catch {}
       this.#live.delete(trace)
