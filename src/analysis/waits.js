@@ -142,14 +142,14 @@ export function computeWaits (threads, start, end, fallbackCwd) {
     .filter(w => !inSequence(w))
     .concat(sequences)
     .sort((a, b) => b.share - a.share)
-  sites.push(...handlers(sites))
-  sites.sort((a, b) => b.share - a.share)
+  const grouped = handlers(sites)
+  const told = sites.filter(w => !grouped.absorbed.has(w)).concat(grouped.groups).sort((a, b) => b.share - a.share)
   return {
     traced,
     meanMs: traced > 0 ? totalMs / traced : 0,
     attributed: totalMs > 0 ? attributed / totalMs : 0,
     outside: totalMs > 0 ? (attributed - ownThreads) / totalMs : 0,
-    sites
+    sites: told
   }
 }
 
@@ -188,16 +188,17 @@ function addSequences (bySequence, ops, shares, t, cwd) {
  * N+1 of six queries an item, each from its own line of the handler or of the helpers it awaits): together they are
  * a real part of the requests' time, and the handler is named, with the lines of its own the waits went through and
  * each one's part. A wait belongs to the outermost function of the app on its stack (its callers, async ones
- * included): the loop of an N+1 over helpers is in the handler, not in any one helper. Lines told on their own (a
- * slow query of 48%) stay out of the group.
+ * included): the loop of an N+1 over helpers is in the handler, not in any one helper. The lines of an N+1 belong
+ * whatever their part, as one of them reached 20% or not with the machine's load (each wait of a loop starved of
+ * CPU lasts longer); another line told on its own (a slow query of 48%) stays out.
  * @param {WaitSignal[]} sites
- * @returns {WaitSignal[]}
+ * @returns {{ groups: WaitSignal[], absorbed: Set<WaitSignal> }} the handlers, and the lines now told in them
  */
 function handlers (sites) {
   /** @type {Map<string, { handler: { function: string, file: string }, members: { w: WaitSignal, line: number }[] }>} */
   const byHandler = new Map()
   for (const w of sites) {
-    if (w.site.packages?.outsideApp || w.lines || w.share >= THRESHOLDS.waitShare) continue
+    if (w.site.packages?.outsideApp || w.lines || (w.share >= THRESHOLDS.waitShare && w.sequential === null)) continue
     const outer = w.site.callers.at(-1)
     const handler = outer ?? w.site
     const key = `${w.pid}-${w.threadId}|${handler.file}|${handler.function}`
@@ -210,10 +211,13 @@ function handlers (sites) {
   }
   /** @type {WaitSignal[]} */
   const out = []
+  /** @type {Set<WaitSignal>} */
+  const absorbed = new Set()
   for (const { handler, members } of byHandler.values()) {
     const list = members.map(m => m.w)
     const share = list.reduce((a, w) => a + w.share, 0)
     if (list.length < 2 || share < THRESHOLDS.waitShare) continue
+    for (const w of list) absorbed.add(w)
     /** @type {Map<number, { line: number, share: number, perRequest: number, sites: { file: string, line: number }[] }>} */
     const byLine = new Map()
     for (const { w, line } of members) {
@@ -255,5 +259,5 @@ function handlers (sites) {
       breakdown
     })
   }
-  return out
+  return { groups: out, absorbed }
 }

@@ -551,7 +551,9 @@ export class Probe {
   async closeWindow () {
     this.loading = false
     const threads = this.threads.close()
-    this.disarmWaits()
+    // No request is traced from now on; those being traced may finish while the heap settles (their handlers are
+    // waited for there): a request begun in the window is the window's, however late it ends.
+    this.pauseWaits()
     this.stopEnv()
     const stoppedAt = Date.now()
     if (this.routes.active) {
@@ -566,6 +568,7 @@ export class Probe {
     this.sampler.pace = 1
     await this.profiles.stop(this.log)
     await this.settleHeap('end')
+    this.disarmWaits()
     // After the heap's reading: the debugger domain makes objects of its own (once), which the load did not leave.
     this.recordScripts()
     this.flush()

@@ -43,5 +43,6 @@ export const DEFERRALS = new Set(['TickObject', 'Immediate', 'Microtask'])
  * @property {boolean} abandoned dropped before it finished (the tracer stopped)
  * @property {boolean} [cut] its connection closed before the response was written: the client went away (a load that
  *   stops closes its connections), and what the handler went on to wait on is not in it
+ * @property {() => void} [closed] its client went away while the handler still ran: ends it as it stands (cut)
  * @property {string} [route] `GET /orders/:id`: its method and route, as the request said them when it finished
  */

@@ -176,10 +176,16 @@ export class WaitTracer {
     else if (performance.now() - this.#pausedAt > grace) this.disarm()
   }
 
-  /** Stops tracing now: requests being traced are dropped, their waits incomplete. */
+  /**
+   * Stops tracing now: requests being traced are dropped, their waits incomplete — but those whose client went away
+   * are written as they stand, marked cut: a server that never answers in time has nothing else to show.
+   */
   disarm () {
     this.armed = false
-    for (const trace of this.#live) trace.abandoned = true
+    for (const trace of this.#live) {
+      if (trace.closed !== undefined) trace.closed()
+      else trace.abandoned = true
+    }
     this.#live.clear()
     this.#disable()
   }
@@ -286,7 +292,23 @@ export class WaitTracer {
       if (!this.armed && this.#live.size === 0) this.#disable()
     }
     res.once('finish', end)
-    res.once('close', end)
+    // A client that goes away (a load that stops closes its connections) does not stop the handler: it is followed
+    // until it ends the response, within the pause's grace — a listing of seconds, begun late in the window, was cut
+    // at its third query of 26.
+    res.once('close', () => {
+      if (res.writableEnded) {
+        end()
+        return
+      }
+      trace.closed = end
+      const resEnd = res.end
+      res.end = function (/** @type {any[]} */ ...args) {
+        res.end = resEnd
+        const r = resEnd.apply(this, args)
+        end()
+        return r
+      }
+    })
   }
 
   /**
