@@ -155,6 +155,8 @@ export class Probe {
     this.finishing = 0
     /** requests the tracer had picked up when it was last armed: an armed slot stays armed until it picks one up */
     this.pickedAt = -1
+    /** requests the tracer had picked up when the window opened */
+    this.tracedBefore = 0
     /** intervals of the current wait-tracing slot so far */
     this.slot = 0
     this.credit = 0
@@ -250,6 +252,10 @@ export class Probe {
     const look = this.look
     if (look !== null) {
       const now = Date.now()
+      // Past the slice, a slot armed that has picked no request up, in a window that has traced none, stays armed until
+      // it does: at a request every few seconds, none may begin within the slice (a listing of 1.5–3.7 s at -c 1 had
+      // none begin in its 2.6 s armed), and the window would have no line to tell.
+      if (now >= look.to && this.waits.armed && this.waits.traced === this.pickedAt && this.pickedAt === this.tracedBefore) return
       if (now < look.from || now >= look.to) {
         this.slot = 0
         this.pauseWaits()
@@ -508,6 +514,7 @@ export class Probe {
     this.inflight = 0
     this.finishing = 0
     this.pickedAt = -1
+    this.tracedBefore = this.waits.traced
     this.slot = 0
     this.credit = 0
     this.look = slice
@@ -567,7 +574,12 @@ export class Probe {
     this.sampler.threadTime = false
     this.sampler.pace = 1
     await this.profiles.stop(this.log)
-    await this.settleHeap('end')
+    // The requests traced are written out before the heap is read: what the tracer holds of them (their spans and
+    // stacks, megabytes for listings of 120 queries) is the probe's, not what the load kept.
+    await this.settleHeap('end', () => {
+      this.disarmWaits()
+      this.flush()
+    })
     this.disarmWaits()
     // After the heap's reading: the debugger domain makes objects of its own (once), which the load did not leave.
     this.recordScripts()
@@ -590,8 +602,10 @@ export class Probe {
    * it stopped): the difference is what the load left alive, whatever the run's length and however many full
    * collections V8 chose to run within it — the trend inside the window alone flipped a leak's verdict with them.
    * @param {'start' | 'end'} phase
+   * @param {() => void} [before] called once the requests in flight have finished (or the wait for them ended), just
+   *   before the collection
    */
-  async settleHeap (phase) {
+  async settleHeap (phase, before) {
     if (this.options.runtime === false) return
     try {
       // Requests the load left in flight finish first: what they hold is not what the load kept. A load that stops
@@ -605,6 +619,7 @@ export class Probe {
           inflight = this.requests.handling(null)
         } while (inflight > 0 && Date.now() < until)
       }
+      before?.()
       const heapUsed = await heapAfterFullGc()
       // A reading with handlers still running is not what the load kept: the analysis sets it aside.
       if (inflight === 0) this.settled[phase] = heapUsed

@@ -126,12 +126,16 @@ export async function startGcTrace () {
 }
 
 /**
- * A full garbage collection of this thread's heap, and what is left of it: only what is still reachable.
+ * A full garbage collection of this thread's heap, and what is left of it: only what is still reachable. The console
+ * messages V8's inspector keeps for DevTools go first: it keeps them (up to a thousand) only while a session is
+ * connected, and the probe's sessions were — a RealWorld backend that logs each SQL statement read 5.6 MB kept by
+ * the load, `(Global handles)` → `DevTools console` in its heap snapshots, and `memory-leak`.
  * @returns {Promise<number>} bytes of heap used after it
  */
 export async function heapAfterFullGc () {
   const session = connect()
   try {
+    await post(session, 'Runtime.discardConsoleEntries').catch(() => {})
     await post(session, 'HeapProfiler.collectGarbage')
   } finally {
     session.disconnect()
