@@ -7,9 +7,10 @@ import { existsSync } from 'node:fs'
 import { chmod, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { hotpath, ROOT } from './helpers/cli.js'
+import { hotpath } from './helpers/cli.js'
 import { httpServer } from './helpers/servers.js'
 import { assertSchema } from './helpers/schema.js'
+import { lineOf as lineIn } from './helpers/source-lines.js'
 
 /** @type {string} */
 let dir
@@ -41,10 +42,7 @@ async function readJson (file) {
 }
 
 /** @param {string} text */
-async function lineOf (text) {
-  const lines = (await readFile(join(ROOT, 'examples/express/server.js'), 'utf8')).split('\n')
-  return lines.findIndex(l => l.includes(text)) + 1
-}
+const lineOf = (text) => lineIn('examples/express/server.js', text)
 
 test('doctor on an Express app: --json <file> as before, --json alone on stdout, --json=<file> beside the text', async () => {
   const save = join(dir, 'express-run')

@@ -8,22 +8,11 @@ import assert from 'node:assert/strict'
 import { mkdtemp, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { hotpath, ROOT } from './helpers/cli.js'
+import { hotpath } from './helpers/cli.js'
 import { assertSchema } from './helpers/schema.js'
+import { lineOf } from './helpers/source-lines.js'
 
 const DIR = 'test/fixtures/servers/avoidable'
-
-/**
- * The 1-based line of the first line of a file that contains `text`.
- * @param {string} file relative to the repository
- * @param {string} text
- */
-async function lineOf (file, text) {
-  const lines = (await readFile(join(ROOT, file), 'utf8')).split('\n')
-  const i = lines.findIndex(l => l.includes(text))
-  assert.ok(i !== -1, `${file} contains ${text}`)
-  return i + 1
-}
 
 /**
  * Runs doctor on a server for 3 s and returns its JSON diagnosis and what it printed.

@@ -7,20 +7,9 @@ import { mkdtemp, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { browserSkip, launchBrowser } from './helpers/browser.js'
-import { hotpath, ROOT } from './helpers/cli.js'
+import { hotpath } from './helpers/cli.js'
 import { exampleRun } from './helpers/example-runs.js'
-
-/**
- * The 1-based line of the first line of a file that contains `text`.
- * @param {string} file relative to the repository
- * @param {string} text
- */
-async function lineOf (file, text) {
-  const lines = (await readFile(join(ROOT, file), 'utf8')).split('\n')
-  const i = lines.findIndex(l => l.includes(text))
-  assert.ok(i !== -1, `${file} contains ${text}`)
-  return i + 1
-}
+import { lineOf } from './helpers/source-lines.js'
 
 /**
  * doctor on an example (-d 5, a leak's snapshots given time: helpers/example-runs.js, shared with the files that read

@@ -9,18 +9,7 @@ import { join } from 'node:path'
 import { hotpath, interrupted, BIN, ROOT } from './helpers/cli.js'
 import { exampleRun } from './helpers/example-runs.js'
 import { alone } from './helpers/machine.js'
-
-/**
- * The 1-based line of the first line of a file that contains `text`.
- * @param {string} file relative to the repository
- * @param {string} text
- */
-async function lineOf (file, text) {
-  const lines = (await readFile(join(ROOT, file), 'utf8')).split('\n')
-  const i = lines.findIndex(l => l.includes(text))
-  assert.ok(i !== -1, `${file} contains ${text}`)
-  return i + 1
-}
+import { lineOf } from './helpers/source-lines.js'
 
 /**
  * doctor on an example, as a user runs it: its JSON diagnosis and terminal output (the run is shared with the other

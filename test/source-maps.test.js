@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
 import { hotpath, ROOT } from './helpers/cli.js'
+import { lineOf } from './helpers/source-lines.js'
 
 const DIR = join(ROOT, 'test/fixtures/servers/typescript')
 const SERVER = join(DIR, 'server.ts')
@@ -26,18 +27,6 @@ before(async () => {
   dirs.push(scratch)
 })
 after(() => Promise.all(dirs.map(d => rm(d, { recursive: true, force: true }))))
-
-/**
- * The 1-based line of the first line of a file that contains `text`.
- * @param {string} file
- * @param {string} text
- */
-async function lineOf (file, text) {
-  const lines = (await readFile(file, 'utf8')).split('\n')
-  const i = lines.findIndex(l => l.includes(text))
-  assert.ok(i !== -1, `${file} contains ${text}`)
-  return i + 1
-}
 
 /**
  * @typedef {object} Loader
