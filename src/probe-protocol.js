@@ -16,6 +16,10 @@ export const COMMAND = /** @type {const} */ ({
   HEAP_SAMPLING_STOP: 'heap-sampling-stop',
   /** a full collection after the load, to see whether the heap it left is let go a moment later */
   HEAP_SETTLE: 'heap-settle',
+  /** after the window, trace every request the wait tracer can, however busy the thread: what work they leave
+   * pending as they answer (`trace-stop` ends it, and the probe writes what it traced before it answers) */
+  TRACE_START: 'trace-start',
+  TRACE_STOP: 'trace-stop',
   /** an attached probe takes out what it put in and leaves the process */
   DETACH: 'detach'
 })
@@ -33,6 +37,9 @@ export const MESSAGE = /** @type {const} */ ({
   HEAP_SAMPLING_DONE: 'heap-sampling-done',
   /** the heap after the full collection `heap-settle` asked for */
   HEAP_SETTLED: 'heap-settled',
+  /** `trace-start` took effect, or `trace-stop` did and the requests traced are in the event log */
+  TRACING: 'tracing',
+  TRACED: 'traced',
   /** an attached process is exiting (hotpath did not start it, so it cannot wait for it) */
   EXIT: 'exit',
   DETACHED: 'detached'
@@ -80,6 +87,8 @@ export const RECORD = /** @type {const} */ ({
  *   | { type: typeof COMMAND.HEAP_SAMPLING_START, interval: number, includeCollected?: boolean }
  *   | { type: typeof COMMAND.HEAP_SAMPLING_STOP, name: string, collect?: boolean }
  *   | { type: typeof COMMAND.HEAP_SETTLE }
+ *   | { type: typeof COMMAND.TRACE_START }
+ *   | { type: typeof COMMAND.TRACE_STOP }
  *   | { type: typeof COMMAND.DETACH }} ProbeCommand
  */
 
@@ -91,18 +100,21 @@ export const RECORD = /** @type {const} */ ({
 
 /**
  * A message from a probe to hotpath. `stopped` carries the heap settled after full collections at each end of the
- * window and the GC time the window cost, for hotpath to decide at once on the heap phases after it.
+ * window, the GC time the window cost and the requests the wait tracer followed in it, for hotpath to decide at once on
+ * the phases after it.
  * `hello` from a main thread carries the heap's limit and the container's memory limit (null: none) with its cgroup's
  * directory (where hotpath reads whether the out-of-memory killer killed it), `started` the heap
  * settled before the load: hotpath keeps them, for a target that dies before its event log is flushed.
  * @typedef {{ type: typeof MESSAGE.HELLO, pid: number, threadId: number, role: string, heapLimit?: number, memoryLimit?: number | null, memoryGroup?: string | null, node?: string }
  *   | ListeningMessage
  *   | { type: typeof MESSAGE.STARTED, pid: number, threadId: number, heapUsed?: number }
- *   | { type: typeof MESSAGE.STOPPED, pid: number, threadId: number, settled?: { start?: number, end?: number }, gcMs?: number, windowMs?: number }
+ *   | { type: typeof MESSAGE.STOPPED, pid: number, threadId: number, settled?: { start?: number, end?: number }, gcMs?: number, windowMs?: number, traced?: number }
  *   | { type: typeof MESSAGE.HEAP_SNAPSHOT_DONE, pid: number, name: string, bytes?: number, ms?: number, error?: string }
  *   | { type: typeof MESSAGE.HEAP_SAMPLING_STARTED, pid: number, error?: string }
  *   | { type: typeof MESSAGE.HEAP_SAMPLING_DONE, pid: number, name?: string, error?: string }
  *   | { type: typeof MESSAGE.HEAP_SETTLED, pid: number, heapUsed?: number, error?: string }
+ *   | { type: typeof MESSAGE.TRACING, pid: number, error?: string }
+ *   | { type: typeof MESSAGE.TRACED, pid: number, traced?: number, error?: string }
  *   | { type: typeof MESSAGE.EXIT, pid: number, code: number }
  *   | { type: typeof MESSAGE.DETACHED, pid: number, threadId: number }} ProbeMessage
  */

@@ -150,6 +150,27 @@ test('after a heap crash, a heap that grows with the load crashes again at twice
   assert.match(d.recommendations[0], /^Measured: with --max-old-space-size=64 it crashed again at [\d.]+ MB after [\d.]+ s of load \(the first run: [\d.]+ s\): the heap grows with the load — a leak, or more requests held at once than any limit holds — and a larger limit only postpones the crash\./)
 })
 
+test('a saturated server\'s work fired and not awaited: named from a short load traced after the window', async () => {
+  // A closed loop saturates it: its window traces no request (the hooks would cost its throughput), and the entries it
+  // leaves pending hold megabytes when the load stops.
+  const { d, stderr, runDir } = await doctor('unawaited-audit.js')
+  assert.notEqual(d.category, 'insufficient-data', d.summary)
+  assert.match(stderr, /with its requests untraced \(a busy server is not\): loading once more with them traced/)
+  const run = JSON.parse(await readFile(join(runDir, 'run.json'), 'utf8'))
+  assert.equal(run.tracing.error, null)
+  assert.ok(run.tracing.traced >= 4 && run.tracing.requests >= run.tracing.traced && run.tracing.end > run.tracing.start, JSON.stringify(run.tracing))
+  assert.ok(run.tracing.start >= run.loadWindow.end, 'after the window')
+  const i = d.facts.recommendations.findIndex((/** @type {any} */ r) => r.kind === 'await-or-bound')
+  assert.ok(i >= 0, JSON.stringify(d.facts.recommendations.map((/** @type {any} */ r) => r.kind)))
+  const w = d.facts.recommendations[i].work
+  const file = 'test/fixtures/servers/unawaited-audit.js'
+  assert.equal(w.after, true)
+  assert.deepEqual([w.site.file, w.site.function, w.site.line], [file, 'recordAudit', await lineOf(file, '// the audit write')])
+  assert.equal(w.fired.line, await lineOf(file, '// not awaited'))
+  assert.ok(w.requestShare >= 0.5 && w.meanAgeMs >= 50, JSON.stringify(w))
+  assert.match(d.recommendations[i], /^Work fired and not awaited: .* starts recordAudit and does not await it — \d+% of the requests traced in a load after the window/)
+})
+
 test('a promise fired on the request path and not awaited is named where it starts, with how many and how long', async () => {
   // An open-loop load the server keeps up with, on a busy machine too: its loop idles, and the wait tracer follows the
   // requests (a saturated loop is not traced: its requests do not wait).

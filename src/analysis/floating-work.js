@@ -25,7 +25,25 @@ const MIN_AGE_MS = 5
  * @property {number} maxAgeMs
  * @property {number} pendingShare of them, the part still pending when the request was written
  * @property {number} requests traced requests that left work pending here
+ * @property {true} [after] found in the tracing load after the window (src/run/phases/tracing-phase.js), the window
+ *   having traced none that left it: a busy server is not traced in its window
  */
+
+/**
+ * The work the window's traced requests left pending; when they left none — or none was traced, a busy server's
+ * window is not — what the requests of the tracing load after the window left, if there was one.
+ * @param {import('./run-data.js').ThreadRecord[]} threads the serving threads
+ * @param {number} start
+ * @param {number} end
+ * @param {import('../run/doctor-run.js').RunRecord} run
+ * @returns {FloatingWork[]}
+ */
+export function runFloatingWork (threads, start, end, run) {
+  const found = floatingWork(threads, start, end, run.cwd)
+  const t = run.tracing
+  if (found.length > 0 || !t || !(t.end > t.start)) return found
+  return floatingWork(threads, t.start, t.end, run.cwd).map(f => ({ ...f, after: /** @type {const} */ (true) }))
+}
 
 /**
  * @param {import('./run-data.js').ThreadRecord[]} threads the serving threads

@@ -2,7 +2,7 @@
 // them together; each is computed in a signals-*.js module of its own: which threads serve (serving), their event loop
 // and GC (loop), memory (memory, with the heap's trend in heap), the cost per request (cost), outgoing calls
 // (outgoing), the rest of the machine (host) and the per-thread lines (threads).
-import { floatingWork } from './floating-work.js'
+import { runFloatingWork } from './floating-work.js'
 import { displayPath } from './paths.js'
 import { COST_LIMITS, costTrend } from './signals-cost.js'
 import { localBackends, otherCores } from './signals-host.js'
@@ -146,7 +146,7 @@ export function computeSignals (data) {
     outgoing: outgoingCalls(data, serving.processThreads, start, end, finished, serverTimeMean),
     cost: costTrend(serving.samples, { serving: measuredSamples, processes: processSamples }, port, start, COST_LIMITS),
     waits: savingsAtMeanTime(computeWaits(serving.threads, start, end, data.run.cwd), serverTimeMean),
-    floating: floatingWork(serving.threads, start, end, data.run.cwd),
+    floating: runFloatingWork(serving.threads, start, end, data.run),
     avoidable: avoidableSignals(data, port),
     load: loadShape(data.run),
     otherPorts: recordedOtherPorts(data, port, end),

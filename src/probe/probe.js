@@ -67,6 +67,8 @@ const GRACE_MS = 2000
  * in throughput, 100 of them a second; and what a sample says of a busy loop changes little from 10 ms to the next.
  */
 const BUSY_PACE = 10
+/** ms traceAllStop follows the work the traced requests left pending, after the load stopped */
+const TRACE_LINGER_MS = 1000
 /** ms the probe lets requests in flight finish after the load stops, before it reads what the heap keeps… */
 const SETTLE_MS = 100
 /** …and at most this long, while handlers of requests the load abandoned still run (polled every SETTLE_MS) */
@@ -477,6 +479,10 @@ export class Probe {
         this.options.channel.send(heapUsed === null
           ? { type: MESSAGE.HEAP_SETTLED, pid: process.pid, error: 'no full collection' }
           : { type: MESSAGE.HEAP_SETTLED, pid: process.pid, heapUsed })
+      } else if (command.type === COMMAND.TRACE_START) {
+        this.options.channel.send({ type: MESSAGE.TRACING, pid: process.pid, ...this.traceAll() })
+      } else if (command.type === COMMAND.TRACE_STOP) {
+        this.options.channel.send({ type: MESSAGE.TRACED, pid: process.pid, ...await this.traceAllStop() })
       } else if (command.type === COMMAND.HEAP_SNAPSHOT) {
         if (!this.scriptsRecorded) this.recordScripts()
         await (await import('./heap-snapshot.js')).onHeapSnapshotCommand(command, this.options, this.name)
@@ -537,6 +543,38 @@ export class Probe {
     this.options.channel.send({ type: MESSAGE.STARTED, pid: process.pid, threadId: this.tid, heapUsed: this.settled.start })
   }
 
+  /**
+   * After the window, traces every request the tracer takes (25 a second, 4 at once), however busy the thread: the
+   * window traces a busy thread never, as the hooks would cost its throughput, and only tracing finds the work a
+   * request fires and does not await. doctor asks for it in a short load of its own when the window left megabytes
+   * alive and traced too few requests to tell what holds them.
+   * @returns {{ error?: string }}
+   */
+  traceAll () {
+    if (this.loading) return { error: 'a load window is open' }
+    if (this.options.runtime === false) return { error: 'the runtime instruments are off' }
+    this.waits.forget()
+    this.tracedBefore = this.waits.traced
+    this.waits.arm()
+    this.drivers.subscribe()
+    this.requests.onRequest = this.onRequest
+    return {}
+  }
+
+  /**
+   * Ends traceAll: no new request is traced, and what those traced left pending is followed for a moment longer
+   * before they are written (a write of 800 ms fired per request lived on after the last response).
+   * @returns {Promise<{ traced: number }>}
+   */
+  async traceAllStop () {
+    this.waits.hold()
+    this.requests.onRequest = null
+    await new Promise(resolve => setTimeout(resolve, TRACE_LINGER_MS))
+    this.flush()
+    this.disarmWaits()
+    return { traced: this.waits.traced - this.tracedBefore }
+  }
+
   /** Puts the real process.env back (what was read is kept for the next flush). */
   stopEnv () {
     if (this.envTimer !== null) clearTimeout(this.envTimer)
@@ -594,7 +632,7 @@ export class Probe {
     // What the load left alive and the GC time it cost, for hotpath to decide at once whether to look at what keeps
     // it (doctor's retainers) and who allocates (its allocation phase).
     const gc = this.profiles.gcMs === null ? {} : { gcMs: this.profiles.gcMs, windowMs: stoppedAt - this.loadStartedAt }
-    return { settled: this.settled, ...gc }
+    return { settled: this.settled, ...gc, traced: this.waits.traced - this.tracedBefore }
   }
 
   /**

@@ -10,6 +10,7 @@ import { attachedTarget, inspectProcess } from './target/attach.js'
 import { hostNow, hostUseSince } from './host/host-use.js'
 import { planMemoryPhases, recordMemoryPhases, watchRelease } from './phases/memory-phases.js'
 import { recordRetainers, removeSnapshots, retainerPhaseSeconds, retainerSeconds } from './phases/retainer-phases.js'
+import { traceRequests } from './phases/tracing-phase.js'
 import { COMMAND, MESSAGE } from '../probe-protocol.js'
 import { observeFor } from './observe.js'
 import { oomKills } from '../memory-cgroup.js'
@@ -66,11 +67,12 @@ import { oomKills } from '../memory-cgroup.js'
  * @property {{ interval: number, profileInterval: number, heapInterval: number, profileSlice?: { from: number, seconds: number } | null }} probe
  * @property {import('./phases/retainer-phases.js').RetainerRecord} [retainers] the heap snapshots taken after the load
  * @property {import('./phases/allocation-phases.js').AllocationRecord} [allocations] the heap samples taken after the load
+ * @property {import('./phases/tracing-phase.js').TracingRecord} [tracing] the load after the window whose requests were
+ *   traced, when the window left megabytes alive and traced too few
  * @property {Limits} [limits] what the loaded process's heap lived under, as its probe said at once on the channel
  * @property {import('./phases/memory-phases.js').ReleaseRecord} [released] the heap after full collections in the seconds after
  *   the load, when it had left megabytes alive
  * @property {{ cores: number, busyMs: number, ownCpuMs: number, model: string, platform: string, release: string, arch: string, memory: number, processes?: import('./host/processes.js').ProcessCpu[] }} host
- *   the machine, and what its other processes used during the window (a database the target waits on among them)
  *   the machine, and the CPU it and hotpath itself (with its load threads) used during the load window: what other
  *   processes took is the rest minus the target's
  * @property {string[]} [events] the event logs the probes wrote (runs recorded before it was kept have none)
@@ -196,8 +198,12 @@ async function record (options, runDir, target, startedAt) {
     : null
   // Before the samples of what survives: a heap let go a moment after the load needs none.
   const released = plan ? await watchRelease(target, { plan, listening, signal: abort.signal, status }) : null
-  /** @type {Pick<RunRecord, 'allocations' | 'retainers'>} */
+  /** @type {Pick<RunRecord, 'allocations' | 'retainers' | 'tracing'>} */
   const phases = plan ? await recordMemoryPhases(target, { plan, heapInterval: options.heapInterval, listening, url, load: phaseLoad(options), observe, signal: abort.signal, status }) : {}
+  if (plan?.trace && !abort.signal.aborted && target.exitInfo === null) {
+    status(`The ${observe ? 'traffic' : 'load'} left ${(plan.keptBytes / 1048576).toFixed(1)} MB alive with its requests untraced (a busy server is not): ${observe ? 'observing' : 'loading'} once more with them traced, to see what work they leave pending (Ctrl-C skips)…`)
+    phases.tracing = await traceRequests(target, { pid: listening.pid, url, load: phaseLoad(options), observe, signal: abort.signal })
+  }
   /**
    * @param {RunRecord['exit']} exit
    * @returns {RunRecord}

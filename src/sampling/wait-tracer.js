@@ -98,6 +98,8 @@ export class WaitTracer {
   /** @type {Function} the init hook: stacks start below it */
   #initHook
   #enabled = false
+  /** hooks kept on with no request traced: what the traced requests left pending is seen to settle */
+  #held = false
   armed = false
   /** @type {((on: boolean) => void) | null} told when the hooks go on and off: while on, they cost every promise */
   onToggle = null
@@ -172,8 +174,18 @@ export class WaitTracer {
   pause (grace = 2000) {
     if (this.armed) this.#pausedAt = performance.now()
     this.armed = false
+    this.#held = false
     if (this.#live.size === 0) this.#disable()
     else if (performance.now() - this.#pausedAt > grace) this.disarm()
+  }
+
+  /**
+   * Traces no new request, and keeps the hooks on until `disarm`: the work the requests traced left pending as they
+   * answered is followed until it settles, or until they are written.
+   */
+  hold () {
+    this.armed = false
+    this.#held = this.#enabled
   }
 
   /**
@@ -182,6 +194,7 @@ export class WaitTracer {
    */
   disarm () {
     this.armed = false
+    this.#held = false
     for (const trace of this.#live) {
       if (trace.closed !== undefined) trace.closed()
       else trace.abandoned = true
@@ -289,7 +302,7 @@ export class WaitTracer {
       this.#recentMs = this.#recentMs * DECAY + (trace.end - trace.start)
       this.#recentWaited = this.#recentWaited * DECAY + waitedMs(trace)
       this.#recentLeft = this.#recentLeft * DECAY + (leftPending(trace) ? 1 : 0)
-      if (!this.armed && this.#live.size === 0) this.#disable()
+      if (!this.armed && !this.#held && this.#live.size === 0) this.#disable()
     }
     res.once('finish', end)
     // A client that goes away (a load that stops closes its connections) does not stop the handler: it is followed

@@ -91,6 +91,8 @@ function phasesAfter (run) {
   const out = []
   const allocations = run.allocations
   if (allocations && allocations.phases.length > 0) out.push({ what: `heap sampling load${allocations.phases.length > 1 ? 's' : ''}`, seconds: round(sum(allocations.phases), 1) })
+  const t = run.tracing
+  if (t && t.end > t.start) out.push({ what: 'tracing load', seconds: round((t.end - t.start) / 1000, 1) })
   const r = run.retainers
   if (r && r.snapshots.length > 0) {
     out.push({ what: `${r.snapshots.length} heap snapshot${r.snapshots.length > 1 ? 's' : ''} and their loads`, seconds: round(sum(r.phases) + r.snapshots.reduce((a, x) => a + (Number(x.ms) || 0), 0) / 1000, 1) })

@@ -303,5 +303,6 @@ function floatingText (w) {
   const fired = w.fired ? `${w.fired.label ?? w.fired.function} (${placeText(w.fired.file, w.fired.line)}) starts ${w.site.function} and does not await it` : `${w.site.function} is started and not awaited`
   const pending = w.pendingShare >= 0.05 ? `; ${Math.round(w.pendingShare * 100)}% were still pending when hotpath last looked` : ''
   const each = w.perRequest >= 1.5 ? ` (${w.perRequest.toFixed(1)} promises a request)` : ''
-  return `Work fired and not awaited: ${fired} — ${Math.round(w.requestShare * 100)}% of the traced requests left it pending at ${at}${each} when their response finished, living ${formatMs(w.meanAgeMs)} after it on average (${formatMs(w.maxAgeMs)} at most)${pending}. Each keeps what it was given until it is done: await it, or bound it (a queue with a limit that drops or refuses work beyond it).`
+  const traced = w.after ? 'requests traced in a load after the window (a busy window is not traced)' : 'traced requests'
+  return `Work fired and not awaited: ${fired} — ${Math.round(w.requestShare * 100)}% of the ${traced} left it pending at ${at}${each} when their response finished, living ${formatMs(w.meanAgeMs)} after it on average (${formatMs(w.maxAgeMs)} at most)${pending}. Each keeps what it was given until it is done: await it, or bound it (a queue with a limit that drops or refuses work beyond it).`
 }

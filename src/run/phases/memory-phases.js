@@ -5,6 +5,7 @@
 // more than the last, the retainer phases' heap snapshots (retainer-phases.js): they confirm a leak and name what keeps
 // it, within a budget of time, since a snapshot's cost grows with the heap.
 import { recordAllocations } from './allocation-phases.js'
+import { TRACED_ENOUGH } from './tracing-phase.js'
 import { ask, probeOf } from '../heap-run.js'
 import { COMMAND, MESSAGE } from '../../probe-protocol.js'
 
@@ -38,6 +39,8 @@ const RELEASE_STEP_MS = 1000
  * @property {{ reason: 'kept' | 'cost', keptBytes: number, heapBytes: number, growthBytesPerSecond: number } | null} retainers
  *   the snapshots asked for after the verdict (when `snapshots` allows): what asked, the heap they will read (after
  *   the window's last full collection), and how fast it grew
+ * @property {boolean} trace a load with its requests traced before the verdict (tracing-phase.js): the window left
+ *   megabytes alive, and traced too few requests to say whether they leave work pending that holds them
  */
 
 /**
@@ -66,7 +69,8 @@ export function planMemoryPhases (o) {
   const retainers = o.phases.snapshots && (leaking || rising)
     ? { reason: /** @type {'kept' | 'cost'} */ (leaking ? 'kept' : 'cost'), keptBytes: bytes, heapBytes: kept?.end ?? Number(main?.heapUsed) ?? 0, growthBytesPerSecond: Math.max(0, bytes) / seconds }
     : null
-  return { kinds, gcShare, keptBytes: bytes, keptFrom: kept?.start ?? null, retainers }
+  const trace = heapInterval > 0 && leaking && !(Number(main?.traced) >= TRACED_ENOUGH)
+  return { kinds, gcShare, keptBytes: bytes, keptFrom: kept?.start ?? null, retainers, trace }
 }
 
 /**
