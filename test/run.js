@@ -2,11 +2,12 @@
 // of its time waiting for its load's seconds, its target to start, its phases — and the few that time the load
 // generator against a server, or a sampler's cadence, run after them one at a time, with the machine to themselves.
 // Files named on the command line run alone, in order (node test/run.js test/doctor.test.js).
-import { readdirSync } from 'node:fs'
+import { readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
 import { run } from 'node:test'
 import { spec as Spec, tap } from 'node:test/reporters'
 import { fileURLToPath } from 'node:url'
+import { sessionDirOf } from './helpers/machine.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
@@ -36,6 +37,7 @@ const passes = named.length > 0
   : [{ files: all.filter(f => !ALONE.has(f)), concurrency: 2 }, { files: all.filter(f => ALONE.has(f)), concurrency: 1 }]
 
 let failed = false
+const began = Date.now()
 for (const pass of passes) {
   const stream = run({ files: pass.files.map(f => resolve(ROOT, f)), concurrency: pass.concurrency })
   stream.on('test:fail', () => { failed = true })
@@ -44,6 +46,33 @@ for (const pass of passes) {
   await new Promise((resolve, reject) => out.on('end', resolve).on('error', reject))
 }
 process.exitCode = failed ? 1 : 0
+timeReport(Date.now() - began)
+
+/**
+ * Where the suite's time went, from the log its files' runs of hotpath kept (helpers/machine.js): the runs that had
+ * the machine alone, what the others waited for them, and the slowest files. Then the session's folder goes.
+ * @param {number} ms
+ */
+function timeReport (ms) {
+  const dir = sessionDirOf(process.pid)
+  /** @type {{ file: string, kind: string, waited: number, held: number }[]} */
+  const rows = []
+  try {
+    for (const line of readFileSync(join(dir, 'times.ndjson'), 'utf8').split('\n')) if (line) rows.push(JSON.parse(line))
+  } catch {}
+  rmSync(dir, { recursive: true, force: true })
+  if (rows.length === 0) return
+  const s = (/** @type {number} */ v) => `${Math.round(v / 1000)} s`
+  const sum = (/** @type {typeof rows} */ list, /** @type {'waited' | 'held'} */ k) => list.reduce((a, r) => a + r[k], 0)
+  const alone = rows.filter(r => r.kind === 'alone')
+  const shared = rows.filter(r => r.kind === 'shared')
+  const files = rows.filter(r => r.kind === 'file').sort((a, b) => b.held - a.held)
+  const lines = [
+    `time: ${s(ms)} in all; ${alone.length} runs had the machine alone for ${s(sum(alone, 'held'))} and waited ${s(sum(alone, 'waited'))} for it, ${shared.length} shared runs took ${s(sum(shared, 'held'))} and waited ${s(sum(shared, 'waited'))}`,
+    `slowest files: ${files.slice(0, 8).map(f => `${f.file} ${s(f.held)}`).join(', ')}`
+  ]
+  for (const line of lines) process.stdout.write(`# ${line}\n`)
+}
 
 /**
  * The test files of a folder, relative to the repository, in name order.

@@ -3,11 +3,14 @@
 // timing a test checks — a healthy server must read healthy — needs it to itself (`alone`): it waits until the
 // other file's runs are done and holds theirs back until it is. The state lives in the folder of this node --test
 // invocation (its runner's pid and start time); a file run on its own takes no lock.
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
 
 let counter = 0
+
+// Each file's life, for the same log (only those that run hotpath load this helper: the others take a moment).
+if (process.env.NODE_TEST_CONTEXT) process.on('exit', () => { const dir = sessionDir(); if (dir !== null) logTime(dir, 'file', 0, process.uptime() * 1000) })
 
 /**
  * The folder this node --test invocation keeps what its files share, or null when the file was not started by it.
@@ -15,12 +18,34 @@ let counter = 0
  */
 export function sessionDir () {
   if (!process.env.NODE_TEST_CONTEXT) return null
-  // The runner's start time (clock ticks since boot, /proc/<pid>/stat field 22) tells its pid from a later one's.
-  const stat = readIfThere(`/proc/${process.ppid}/stat`)
-  const started = stat ? stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] : '0'
-  const dir = join(tmpdir(), `hotpath-test-runs-${process.ppid}-${started}`)
+  const dir = sessionDirOf(process.ppid)
   mkdirSync(join(dir, 'tokens'), { recursive: true })
   return dir
+}
+
+/**
+ * The folder of the node --test invocation whose runner is `pid` (test/run.js reads its time log there).
+ * @param {number} pid
+ */
+export function sessionDirOf (pid) {
+  // The runner's start time (clock ticks since boot, /proc/<pid>/stat field 22) tells its pid from a later one's.
+  const stat = readIfThere(`/proc/${pid}/stat`)
+  const started = stat ? stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] : '0'
+  return join(tmpdir(), `hotpath-test-runs-${pid}-${started}`)
+}
+
+/**
+ * Notes in the session's time log how long a run waited for the machine and held it, for test/run.js to say where
+ * the suite's time goes.
+ * @param {string} dir
+ * @param {'alone' | 'shared' | 'file'} kind
+ * @param {number} waited ms
+ * @param {number} held ms
+ */
+function logTime (dir, kind, waited, held) {
+  try {
+    appendFileSync(join(dir, 'times.ndjson'), JSON.stringify({ file: relative(process.cwd(), process.argv[1] ?? ''), kind, waited: Math.round(waited), held: Math.round(held) }) + '\n')
+  } catch {}
 }
 
 /**
@@ -33,6 +58,7 @@ export async function shared (fn) {
   const dir = sessionDir()
   if (dir === null) return fn()
   const token = join(dir, 'tokens', `${process.pid}-${++counter}`)
+  const asked = Date.now()
   for (;;) {
     if (mayShare(dir)) {
       writeFileSync(token, '')
@@ -42,10 +68,12 @@ export async function shared (fn) {
     }
     await sleep(100)
   }
+  const began = Date.now()
   try {
     return await fn()
   } finally {
     rmSync(token, { force: true })
+    logTime(dir, 'shared', began - asked, Date.now() - began)
   }
 }
 
@@ -60,6 +88,7 @@ export async function alone (fn) {
   if (dir === null) return fn()
   const lock = join(dir, 'alone')
   if (holder(lock) === process.pid) return fn()
+  const asked = Date.now()
   for (;;) {
     try {
       mkdirSync(lock)
@@ -72,12 +101,15 @@ export async function alone (fn) {
     if (pid > 0 && !alive(pid)) rmSync(lock, { recursive: true, force: true })
     await sleep(100)
   }
+  let began = 0
   try {
     // The other file's runs under way finish first; no new one starts.
     while (readdirSync(join(dir, 'tokens')).some(t => Number(t.split('-')[0]) !== process.pid && alive(Number(t.split('-')[0])))) await sleep(100)
+    began = Date.now()
     return await fn()
   } finally {
     rmSync(lock, { recursive: true, force: true })
+    if (began > 0) logTime(dir, 'alone', began - asked, Date.now() - began)
   }
 }
 
