@@ -22,6 +22,9 @@ export const HEAP_SHARE_OF_MEMORY = 0.75
  * @property {'heap-limit' | 'container'} ceiling what it met: V8's limit, well below the memory there is, or the memory
  * @property {number | null} raiseTo the --max-old-space-size (MB) the advice proposes: twice what the command set (else
  *   V8's limit), within 75% of the memory; null when the container is the ceiling or there is no room to raise it
+ * @property {number | null} lowerTo for a target the container's memory killed with V8's limit near or above it: the
+ *   --max-old-space-size (MB) the advice proposes, 75% of the container, so that V8 collects harder within it (or
+ *   fails with an error one can read); null otherwise
  * @property {string | null} node the target's Node version
  * @property {boolean | null} [oomKill] for a target killed by SIGKILL: whether its memory group's out-of-memory kills
  *   rose during the run (null: they could not be read)
@@ -45,7 +48,7 @@ export function heapExhaustion (data) {
   const budgetPerRequest = heapLimit !== null && inFlight !== null && inFlight > 0 ? Math.max(0, heapLimit - (start ?? 0)) / inFlight : null
   const ceiling = memoryLimit !== null && heapLimit !== null && heapLimit >= HEAP_SHARE_OF_MEMORY * memoryLimit ? 'container' : 'heap-limit'
   const raiseTo = ceiling === 'heap-limit' ? raisedLimit(run.command.join(' '), heapLimit, memory) : null
-  return { heapLimit, memoryLimit, memory, inFlight, budgetPerRequest, ceiling, raiseTo, node: limits?.node ?? (main ? String(main.hello.node ?? '') || null : null) }
+  return { heapLimit, memoryLimit, memory, inFlight, budgetPerRequest, ceiling, raiseTo, lowerTo: null, node: limits?.node ?? (main ? String(main.hello.node ?? '') || null : null) }
 }
 
 /**
@@ -70,7 +73,8 @@ export function memoryKilled (data) {
   const memory = limits.memoryLimit ?? run.host.memory
   const room = Math.min(limits.heapLimit, HEAP_SHARE_OF_MEMORY * memory)
   const budgetPerRequest = inFlight !== null && inFlight > 0 ? Math.max(0, room - (start ?? 0)) / inFlight : null
-  return { heapLimit: limits.heapLimit, memoryLimit: limits.memoryLimit, memory, inFlight, budgetPerRequest, ceiling: 'container', raiseTo: null, node: limits.node, oomKill }
+  const lowerTo = limits.memoryLimit !== null && limits.heapLimit >= HEAP_SHARE_OF_MEMORY * limits.memoryLimit ? Math.floor(HEAP_SHARE_OF_MEMORY * limits.memoryLimit / 1048576) : null
+  return { heapLimit: limits.heapLimit, memoryLimit: limits.memoryLimit, memory, inFlight, budgetPerRequest, ceiling: 'container', raiseTo: null, lowerTo, node: limits.node, oomKill }
 }
 
 /**

@@ -26,6 +26,9 @@ import { heapAtCrash, OUT_OF_HEAP } from './heap-exhaustion.js'
  * @property {{ code: number | null, signal: string | null } | null} exit how the target ended during the load
  * @property {string | null} error what stopped it measuring (`failed`), or the load's own complaint
  * @property {number} wallSeconds the whole retry, start of the target to its stop
+ * @property {boolean} lowered the limit tried is below the first run's: its container's out-of-memory killer killed it,
+ *   and a limit within the container's memory is tried (`crashed` is then V8's error in place of the kill, `exited`
+ *   on SIGKILL a kill again: the memory is taken outside the heap)
  */
 
 /**
@@ -45,9 +48,10 @@ import { heapAtCrash, OUT_OF_HEAP } from './heap-exhaustion.js'
  * @param {RetryPhase} phase
  * @param {number} value MB
  * @param {number | null} firstSeconds
+ * @param {boolean} [lowered] the limit is a lower one, within the container's memory
  * @returns {HeapRetry}
  */
-export function judgeRetry (phase, value, firstSeconds) {
+export function judgeRetry (phase, value, firstSeconds, lowered = false) {
   const crashed = phase.exit !== null && phase.stderr.some(l => OUT_OF_HEAP.test(l))
   const atCrash = crashed ? heapAtCrash(phase.stderr) : null
   const peakHeap = Math.max(phase.gauge?.heapUsed ?? 0, atCrash ?? 0) || null
@@ -58,6 +62,11 @@ export function judgeRetry (phase, value, firstSeconds) {
   else if (phase.failed !== null || load === null) outcome = 'failed'
   else if (load.interrupted) outcome = 'interrupted'
   else if (load.requests === 0) outcome = 'failed'
+  // The flag goes in NODE_OPTIONS unless the command gives its own before its script, where it is replaced: one the
+  // command gives elsewhere (a shell that starts node with it) wins, and then the limit read is not the one tried.
+  const MB = 1048576
+  const missed = phase.heapLimit !== null && (phase.heapLimit < 0.9 * value * MB || phase.heapLimit > value * MB + YOUNG_ROOM)
+  if (missed) outcome = 'failed'
   const seconds = load ? round(load.seconds) : null
   return {
     flag: `--max-old-space-size=${value}`,
@@ -72,8 +81,9 @@ export function judgeRetry (phase, value, firstSeconds) {
     seconds,
     firstSeconds,
     exit: phase.exit,
-    error: phase.failed ?? load?.failed ?? null,
-    wallSeconds: round(phase.ms / 1000)
+    error: missed ? `the flag did not take effect: V8's heap limit read ${Math.round(/** @type {number} */ (phase.heapLimit) / MB)} MB (the command sets its own --max-old-space-size where NODE_OPTIONS cannot override it)` : phase.failed ?? load?.failed ?? null,
+    wallSeconds: round(phase.ms / 1000),
+    lowered
   }
 }
 
@@ -82,10 +92,11 @@ export function judgeRetry (phase, value, firstSeconds) {
  * @param {number} value
  * @param {'no-command' | 'no-room'} why
  * @param {number | null} firstSeconds
+ * @param {boolean} [lowered]
  * @returns {HeapRetry}
  */
-export function notRetried (value, why, firstSeconds) {
-  return { flag: `--max-old-space-size=${value}`, value, outcome: 'not-run', why, heapLimit: null, peakHeap: null, peakRss: null, requests: 0, requestsPerSecond: null, seconds: null, firstSeconds, exit: null, error: null, wallSeconds: 0 }
+export function notRetried (value, why, firstSeconds, lowered = false) {
+  return { flag: `--max-old-space-size=${value}`, value, outcome: 'not-run', why, heapLimit: null, peakHeap: null, peakRss: null, requests: 0, requestsPerSecond: null, seconds: null, firstSeconds, exit: null, error: null, wallSeconds: 0, lowered }
 }
 
 /**
@@ -95,8 +106,14 @@ export function notRetried (value, why, firstSeconds) {
  * @returns {import('./recommendations.js').Advice[]}
  */
 export function withRetry (advice, retry) {
-  return advice.map(a => a.kind === 'heap-exhausted' ? { ...a, retry } : a)
+  return advice.map(a => a.kind === 'heap-exhausted' || a.kind === 'memory-killed' ? { ...a, retry } : a)
 }
+
+/**
+ * Bytes V8's heap limit may exceed the old generation's size the flag sets: the young generation, up to three
+ * semi-spaces of 64 MB on Node 24.
+ */
+const YOUNG_ROOM = 256 * 1048576
 
 /** @param {number} v */
 const round = (v) => Math.round(v * 10) / 10

@@ -149,11 +149,13 @@ export function recommend (category, s, culprits, run) {
   const growing = category === 'insufficient-data' ? null : growingCostOf(s)
   if (growing) out.splice(leak ? 1 : 0, 0, { kind: 'growing-state', growing, target: heapTarget(run) })
   // Work fired on the request path and not awaited outlives the response: where the heap grows, it is what holds it
-  // (each keeps its data until it is done), so it comes first; elsewhere after the category's own advice.
+  // (each keeps its data until it is done), so it comes first — after what heap snapshots found keeping the leak, the
+  // proof of where it sits (an agent's queue that grows says itself that its requests are not awaited); elsewhere
+  // after the category's own advice.
   const floating = category === 'insufficient-data' ? undefined : s.floating[0]
   if (floating) {
     const advice = { kind: /** @type {const} */ ('await-or-bound'), work: floating }
-    if (category === 'memory-leak') out.unshift(advice)
+    if (category === 'memory-leak') out.splice(out.findIndex(a => a.kind === 'agent-queue-grows' || a.kind === 'bound-holder') + 1, 0, advice)
     else {
       // (before the generic "compare runs" that closes a healthy verdict's advice)
       const generic = out.findIndex(a => a.kind === 'compare-runs')

@@ -16,15 +16,16 @@ const FILE = 'heap-retry.json'
 const MB = 1048576
 
 /**
- * @typedef {{ value: number, firstSeconds: number | null, record: import('../analysis/heap-retry.js').HeapRetry | null }} RetryPlan
- *   the limit to try (MB), how long the diagnosed load lasted before its crash, and, when it cannot be tried, the
- *   record that says why
+ * @typedef {{ value: number, firstSeconds: number | null, record: import('../analysis/heap-retry.js').HeapRetry | null, lowered?: boolean }} RetryPlan
+ *   the limit to try (MB), how long the diagnosed load lasted before its crash, when it cannot be tried the record
+ *   that says why, and whether the limit is a lower one (the container's memory was the ceiling)
  */
 
 /**
  * Whether the run calls for the retry: a crash on heap exhaustion whose advice proposes a larger limit (not when the
- * container is the ceiling: a larger heap limit would only trade V8's crash for the out-of-memory killer), unless
- * --no-experiments.
+ * container is the ceiling: a larger heap limit would only trade V8's crash for the out-of-memory killer), or a kill
+ * by the container's out-of-memory killer with V8's limit near or above the container's memory, whose advice proposes
+ * a lower one — unless --no-experiments.
  * @param {import('../analysis/diagnose.js').Diagnosis} facts
  * @param {import('../analysis/run-data.js').RunData} data
  * @param {Record<string, unknown>} values
@@ -34,14 +35,16 @@ const MB = 1048576
  */
 export function planHeapRetry (facts, data, values, command, flags) {
   const f = facts.failure?.facts
-  if (!flags.auto || data.run.aborted || f?.kind !== 'heap-exhausted' || f.raiseTo === null) return null
+  if (f?.kind !== 'heap-exhausted' && f?.kind !== 'memory-killed') return null
+  const value = f.kind === 'heap-exhausted' ? f.raiseTo : f.lowerTo
+  if (!flags.auto || data.run.aborted || value === null) return null
   const { start, end } = data.run.loadWindow
   const firstSeconds = Math.round((end - start) / 100) / 10
-  const value = f.raiseTo
-  if (command.length === 0 || values['on-port'] !== undefined) return { value, firstSeconds, record: notRetried(value, 'no-command', firstSeconds) }
+  const lowered = f.kind === 'memory-killed'
+  if (command.length === 0 || values['on-port'] !== undefined) return { value, firstSeconds, record: notRetried(value, 'no-command', firstSeconds, lowered) }
   // Never past the memory the machine has free: a limit above it trades a heap error for the out-of-memory killer.
-  if (value * MB > freemem() + (f.heapLimit ?? 0)) return { value, firstSeconds, record: notRetried(value, 'no-room', firstSeconds) }
-  return { value, firstSeconds, record: null }
+  if (!lowered && value * MB > freemem() + (f.heapLimit ?? 0)) return { value, firstSeconds, record: notRetried(value, 'no-room', firstSeconds) }
+  return { value, firstSeconds, record: null, lowered }
 }
 
 /**
@@ -69,7 +72,7 @@ export async function retryHeapLimit (plan, runDir, values, command, io) {
     abort.abort()
   })
   const flag = `--max-old-space-size=${plan.value}`
-  io.stderr.write(`Loading it again with ${flag}, the limit the advice proposes, under the same load: up to ${Math.round(seconds + (load.warmup ?? 0))} s and a start (--no-experiments skips this; Ctrl-C skips)…\n`)
+  io.stderr.write(`Loading it again with ${flag}, the ${plan.lowered ? 'lower ' : ''}limit the advice proposes, under the same load: up to ${Math.round(seconds + (load.warmup ?? 0))} s and a start (--no-experiments skips this; Ctrl-C skips)…\n`)
   const phase = await runHeapRetry(flag, {
     command,
     load,
@@ -79,7 +82,7 @@ export async function retryHeapLimit (plan, runDir, values, command, io) {
     maxSeconds: seconds,
     signal: abort.signal
   })
-  const retry = judgeRetry(phase, plan.value, plan.firstSeconds)
+  const retry = judgeRetry(phase, plan.value, plan.firstSeconds, plan.lowered === true)
   io.stderr.write(`With ${flag}: ${retryLine(retry)}\n`)
   writeFileSync(join(runDir, FILE), JSON.stringify(retry, null, 2))
   return { retry, interruptedBy }
@@ -92,7 +95,7 @@ export async function retryHeapLimit (plan, runDir, values, command, io) {
 function retryLine (r) {
   const heap = r.peakHeap !== null ? `peak heap ${formatBytes(r.peakHeap)}${r.heapLimit !== null ? ` of ${formatBytes(r.heapLimit)}` : ''}` : 'heap not read'
   if (r.outcome === 'survived') return `the load ran to its end without a crash (${formatCount(r.requestsPerSecond ?? 0)} req/s, ${heap})`
-  if (r.outcome === 'crashed') return `the heap ran out again after ${r.seconds ?? '?'} s of load (${heap})`
+  if (r.outcome === 'crashed') return `the heap ran out${r.lowered ? ' (an error, not a kill)' : ' again'} after ${r.seconds ?? '?'} s of load (${heap})`
   if (r.outcome === 'exited') return `the target exited ${r.exit?.signal ? `on signal ${r.exit.signal}` : `with code ${r.exit?.code}`} after ${r.seconds ?? '?'} s of load (${heap})`
   if (r.outcome === 'interrupted') return 'skipped (interrupted)'
   return `measured nothing (${r.error ?? 'no responses'})`

@@ -102,7 +102,8 @@ export function formatUpdate (d, before, opts) {
 }
 
 /**
- * After a crash on heap exhaustion, the larger limit loaded again: what it gave.
+ * After a crash on heap exhaustion, the larger limit loaded again (after a kill at the container's memory, one within
+ * it): what it gave.
  * @param {Diagnosis} d
  * @returns {string[]}
  */
@@ -110,7 +111,7 @@ function retryLines (d) {
   const r = d.heapRetry
   // One not tried is said in the advice, where the command to try it is.
   if (!r || r.outcome === 'not-run') return []
-  return ['A larger heap limit, tried (the target started again, loaded as the run was)', `  ${r.summary}`, '']
+  return [`A ${r.lowered ? 'heap limit within the container' : 'larger heap limit'}, tried (the target started again, loaded as the run was)`, `  ${r.summary}`, '']
 }
 
 /**

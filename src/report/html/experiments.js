@@ -56,7 +56,7 @@ export function heapRetrySection (r) {
   if (!r || r.outcome === 'not-run') return ''
   const measured = r.outcome !== 'interrupted' && r.outcome !== 'failed'
   const mb = (/** @type {number | null} */ v) => v === null ? '–' : esc(formatBytes(v))
-  const outcome = { survived: 'survived the load', crashed: 'crashed again: heap exhausted', exited: 'exited during the load', failed: 'measured nothing', interrupted: 'skipped', 'not-run': 'not tried' }[r.outcome]
+  const outcome = { survived: 'survived the load', crashed: r.lowered ? 'heap exhausted (an error, not a kill)' : 'crashed again: heap exhausted', exited: 'exited during the load', failed: 'measured nothing', interrupted: 'skipped', 'not-run': 'not tried' }[r.outcome]
   const figures = measured
     ? htmlTable(['heap limit', 'outcome', 'load', 'req/s', 'peak heap', 'peak RSS'], [[
       mb(r.heapLimit),
@@ -68,8 +68,8 @@ export function heapRetrySection (r) {
     ]], { numeric: [0, 3, 4, 5] })
     : ''
   return `<section class="hr-section" id="heap-retry">
-  <h2>A larger heap limit, tried</h2>
-  <p class="hr-hint">The target ran out of heap: it was started again with <code>${esc(r.flag)}</code>, the limit the advice proposes, and loaded as the run was, once.</p>
+  <h2>${r.lowered ? 'A heap limit within the container, tried' : 'A larger heap limit, tried'}</h2>
+  <p class="hr-hint">The target ${r.lowered ? 'was killed at its container\'s memory' : 'ran out of heap'}: it was started again with <code>${esc(r.flag)}</code>, the limit the advice proposes, and loaded as the run was, once.</p>
   <div class="hr-experiment" data-outcome="${esc(r.outcome)}">
     ${figures}
     <p>${esc(r.summary)}</p>

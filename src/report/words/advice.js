@@ -1,4 +1,4 @@
-import { placeText, formatBytes, formatMs } from '../format.js'
+import { placeText, formatBytes, formatCount, formatMs } from '../format.js'
 import { experimentSentence } from './experiments.js'
 import { avoidableAdviceText, overloadText, polyfillText, precompileText } from './avoidable.js'
 import { whereWaited } from './waits.js'
@@ -66,7 +66,7 @@ export function adviceText (a) {
     case 'fix-target-error':
       return `Fix what stopped the target first: ${a.error.message}${a.error.at ? `, thrown at ${placeText(a.error.at.file, a.error.at.line)}` : ''}. Its last lines of stderr are in the run (${a.stderrLines} kept).`
     case 'heap-exhausted': return heapExhaustedText(a.heap, a.target, a.retry)
-    case 'memory-killed': return memoryKilledText(a.heap)
+    case 'memory-killed': return memoryKilledText(a.heap, a.retry)
     case 'await-or-bound': return floatingText(a.work)
     case 'find-why-target-stopped': return 'Find why the target stopped: its last lines of stderr are above; run it without hotpath to see it fail the same way.'
     case 'fix-on-port': return `Run the --on-port command yourself, with PORT set to the server's port, and make it exit 0: ${a.command}`
@@ -252,8 +252,9 @@ function retryNote (r) {
  * The kernel's out-of-memory killer ended the target at the container's memory: what the process holds (its heap and
  * its buffers, code, stacks) met the container's limit before V8's own.
  * @param {import('../../analysis/heap-exhaustion.js').HeapExhaustion} h
+ * @param {import('../../analysis/heap-retry.js').HeapRetry} [retry] a heap limit within the container, loaded after the kill
  */
-function memoryKilledText (h) {
+function memoryKilledText (h, retry) {
   const container = h.memoryLimit !== null ? `the container's ${mb(h.memoryLimit)} MB` : 'the container\'s memory'
   const by = h.oomKill ? 'The kernel\'s out-of-memory killer killed it (SIGKILL; its memory group counted the kill)' : 'It was killed by SIGKILL, most likely by the kernel\'s out-of-memory killer'
   const limit = h.heapLimit !== null ? `V8's heap limit of ${mb(h.heapLimit)} MB` : 'V8\'s heap limit'
@@ -264,7 +265,23 @@ function memoryKilledText (h) {
   const heap = above
     ? ` ${limit} is ${h.memoryLimit !== null && h.heapLimit !== null && h.heapLimit > h.memoryLimit ? 'above' : 'close to'} ${container}, so V8 never collected hard enough to stay within it: set node ${flag} (75% of the container: the rest is buffers, code and stacks) — or, on Node 22 and 24, --max-old-space-size-percentage=75 — so that the heap fails with an error you can see instead of a kill.`
     : ` ${limit} is well within ${container}: what took the memory is outside the heap — Buffers, native modules, or more processes in the container.`
-  return `${by} at ${container}.${heap}${each} Give the container more memory if the load needs it, or run fewer requests at once in each process: a queue or a concurrency limit in front of the work.`
+  const measured = retry ? loweredNote(retry, container) : ''
+  return `${measured}${by} at ${container}.${heap}${each} Give the container more memory if the load needs it, or run fewer requests at once in each process: a queue or a concurrency limit in front of the work.`
+}
+
+/**
+ * What loading the target with a heap limit within its container gave, as the sentence that leads its advice.
+ * @param {import('../../analysis/heap-retry.js').HeapRetry} r
+ * @param {string} container
+ */
+function loweredNote (r, container) {
+  const peak = r.peakHeap !== null ? `, peak heap ${formatBytes(r.peakHeap)}${r.peakRss !== null ? `, RSS ${formatBytes(r.peakRss)}` : ''}` : ''
+  const after = `after ${r.seconds ?? '?'} s of load${r.firstSeconds !== null ? ` (the first run: ${r.firstSeconds} s)` : ''}`
+  if (r.outcome === 'survived') return `Measured: with ${r.flag} the load ran without a kill${r.requestsPerSecond !== null ? ` (${formatCount(r.requestsPerSecond)} req/s)` : ''}${peak}: V8 collects harder within ${container} — set it. `
+  if (r.outcome === 'crashed') return `Measured: with ${r.flag} the heap ran out ${after}${peak}, with V8's error instead of a kill: the load holds more on the heap than ${container} has room for. `
+  if (r.outcome === 'exited' && r.exit?.signal === 'SIGKILL') return `Measured: with ${r.flag} it was killed again ${after}${peak}: what fills ${container} is outside V8's heap — Buffers, native modules, or more processes. `
+  if (r.outcome === 'not-run' || r.outcome === 'interrupted' || r.outcome === 'failed' || r.outcome === 'exited') return `${retryNote(r)} `
+  return ''
 }
 
 const mb = (/** @type {number} */ b) => Math.round(b / 1048576)
@@ -300,7 +317,8 @@ function nodeMajor (version) {
  */
 function floatingText (w) {
   const at = placeText(w.site.file, w.site.line)
-  const fired = w.fired ? `${w.fired.label ?? w.fired.function} (${placeText(w.fired.file, w.fired.line)}) starts ${w.site.function} and does not await it` : `${w.site.function} is started and not awaited`
+  // With no app caller above the site, the request's own code made the promise there (a `.catch()` on a call).
+  const fired = w.fired ? `${w.fired.label ?? w.fired.function} (${placeText(w.fired.file, w.fired.line)}) starts ${w.site.function} and does not await it` : `${w.site.function} does not await the promise it makes at ${at}`
   const pending = w.pendingShare >= 0.05 ? `; ${Math.round(w.pendingShare * 100)}% were still pending when hotpath last looked` : ''
   const each = w.perRequest >= 1.5 ? ` (${w.perRequest.toFixed(1)} promises a request)` : ''
   const traced = w.after ? 'requests traced in a load after the window (a busy window is not traced)' : 'traced requests'

@@ -14,7 +14,7 @@ export function retrySummary (r) {
   const first = r.firstSeconds !== null ? ` (the first run: ${r.firstSeconds} s)` : ''
   switch (r.outcome) {
     case 'survived': return `With ${r.flag} the load ran ${r.seconds ?? '?'} s without a crash: ${rate}, ${heap}${rss}.`
-    case 'crashed': return `With ${r.flag} the heap ran out again after ${r.seconds ?? '?'} s of load${first}: ${heap}; ${formatCount(r.requests)} responses until then (${rate}).`
+    case 'crashed': return `With ${r.flag} the heap ran out${r.lowered ? ' (V8\'s error, not a kill)' : ' again'} after ${r.seconds ?? '?'} s of load${first}: ${heap}; ${formatCount(r.requests)} responses until then (${rate}).`
     case 'exited': return `With ${r.flag} the target exited ${r.exit?.signal ? `on signal ${r.exit.signal}` : `with code ${r.exit?.code}`} after ${r.seconds ?? '?'} s of load${first}, not on the heap's limit: ${heap}${rss}.`
     case 'interrupted': return `Loading it with ${r.flag} was skipped (interrupted).`
     case 'not-run': return r.why === 'no-room'

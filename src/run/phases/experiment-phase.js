@@ -1,20 +1,13 @@
 // One phase of doctor's experiments: the target started afresh with a variant (node flags in NODE_OPTIONS,
 // environment variables) and the gauge preloaded, warmed up, loaded as doctor loaded it, and stopped.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { load } from '../../load/load.js'
-import { readGauge } from './gauge-readings.js'
-import { listeningUrl, TargetProcess, describeExit } from '../target/target-process.js'
+import { gaugedTarget } from './gauged-target.js'
+import { listeningUrl, describeExit } from '../target/target-process.js'
 
-const GAUGE = new URL('../../probe/experiment-gauge.js', import.meta.url).href
 /** Seconds of load before each phase measures: the target was just started, and its first requests compile code. */
 export const WARMUP_SECONDS = 1
 
-/**
- * A way to start the target: node flags added to NODE_OPTIONS, environment variables.
- * @typedef {{ flags: string[], env: Record<string, string> }} Variant
- */
+/** @typedef {import('./gauged-target.js').Variant} Variant */
 
 /**
  * What one phase measured.
@@ -50,12 +43,7 @@ export const WARMUP_SECONDS = 1
  */
 export async function runPhase (variant, o, label, timing = { warmup: WARMUP_SECONDS, seconds: o.seconds }) {
   const started = Date.now()
-  const dir = mkdtempSync(join(tmpdir(), 'hotpath-experiment-'))
-  const { command, flags } = withFlags(o.command, variant.flags)
-  const target = new TargetProcess(command, {
-    env: { ...variant.env, HOTPATH_EXPERIMENT_DIR: dir },
-    nodeOptions: [...flags, `--import=${GAUGE}`].join(' ')
-  })
+  const { target, gauge, stop } = gaugedTarget(o.command, variant, 'hotpath-experiment-')
   /** @type {PhaseRecord} */
   const record = { ...label, result: null, gauge: null, failed: null, ms: 0 }
   try {
@@ -63,50 +51,24 @@ export async function runPhase (variant, o, label, timing = { warmup: WARMUP_SEC
     const listening = await target.waitForListening({ timeout: o.listenTimeout, port: o.port })
     const url = listeningUrl(listening, o.path)
     const result = await load({ ...o.load, duration: timing.seconds, warmup: timing.warmup, amount: undefined, url, signal: o.signal, onBin: undefined })
-    // The gauge writes four times a second: one more line closes the window.
-    await new Promise(resolve => setTimeout(resolve, 300))
-    const pids = new Set(target.listening.filter(l => l.port === listening.port).map(l => l.pid))
     if (target.exitInfo && !target.exitInfo.stoppedByUs) {
       record.failed = `the target exited ${describeExit(target.exitInfo)} during the phase${lastError(target.tail())}`
     } else if (result.failed) {
       record.failed = result.failed.detail
       // What the target said of itself still counts where the responses do not (an agent's limit, read at a start).
-      record.gauge = readGauge(dir, pids, started, Date.now())
+      record.gauge = await gauge(listening.port, started)
     } else {
       record.result = result
-      record.gauge = readGauge(dir, pids, result.hotpath.shard.start, result.hotpath.shard.finish)
+      record.gauge = await gauge(listening.port, result.hotpath.shard.start, result.hotpath.shard.finish)
     }
   } catch (err) {
     const e = /** @type {Error & { stderr?: string[] }} */ (err)
     record.failed = `${e.message}${lastError(e.stderr ?? target.tail())}`
   } finally {
-    await target.stop()
-    rmSync(dir, { recursive: true, force: true })
+    await stop()
     record.ms = Date.now() - started
   }
   return record
-}
-
-/**
- * Puts a variant's flags where they take effect: node reads NODE_OPTIONS before its command line, so a flag the
- * command already gives before its script (`node --max-old-space-size=512 app.js`) is changed there; the others go in
- * NODE_OPTIONS.
- * @param {string[]} command
- * @param {string[]} flags
- */
-export function withFlags (command, flags) {
-  const out = [...command]
-  // node's own options come before the script: what follows it is the app's.
-  const script = out.findIndex((w, k) => k > 0 && !w.startsWith('-'))
-  const own = script === -1 ? out.length : script
-  const rest = []
-  for (const flag of flags) {
-    const name = flag.split('=')[0].replaceAll('_', '-')
-    const at = name.startsWith('--') && flag.includes('=') ? out.findIndex((w, k) => k > 0 && k < own && w.replaceAll('_', '-').startsWith(`${name}=`)) : -1
-    if (at > 0) out[at] = flag
-    else rest.push(flag)
-  }
-  return { command: out, flags: rest }
 }
 
 /**

@@ -2,15 +2,10 @@
 // preloaded, loaded as the diagnosed run was (same connections, rate, path, duration), until the load ends or the
 // target dies — whose death is the answer, not a failure to measure. What it did is judged in
 // src/analysis/heap-retry.js.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { load } from '../../load/load.js'
-import { readGauge } from './gauge-readings.js'
-import { withFlags } from './experiment-phase.js'
-import { listeningUrl, TargetProcess } from '../target/target-process.js'
+import { gaugedTarget } from './gauged-target.js'
+import { listeningUrl } from '../target/target-process.js'
 
-const GAUGE = new URL('../../probe/experiment-gauge.js', import.meta.url).href
 /** Seconds beyond the load's own that a load may run before it is stopped (a load bounded by --amount alone). */
 const GRACE_SECONDS = 10
 
@@ -33,12 +28,7 @@ const GRACE_SECONDS = 10
  */
 export async function runHeapRetry (flag, o) {
   const started = Date.now()
-  const dir = mkdtempSync(join(tmpdir(), 'hotpath-heap-retry-'))
-  const { command, flags } = withFlags(o.command, [flag])
-  const target = new TargetProcess(command, {
-    env: { HOTPATH_EXPERIMENT_DIR: dir },
-    nodeOptions: [...flags, `--import=${GAUGE}`].join(' ')
-  })
+  const { target, gauge, stop } = gaugedTarget(o.command, { flags: [flag], env: {} }, 'hotpath-heap-retry-')
   /** @type {import('../../analysis/heap-retry.js').RetryPhase} */
   const out = { heapLimit: null, gauge: null, load: null, exit: null, stderr: [], failed: null, ms: 0 }
   const abort = new AbortController()
@@ -59,15 +49,12 @@ export async function runHeapRetry (flag, o) {
     const hello = [...target.channel.peers].find(p => p.hello?.pid === listening.pid && p.hello.threadId === 0)?.hello
     out.heapLimit = typeof hello?.heapLimit === 'number' ? hello.heapLimit : null
     const url = listeningUrl(listening, o.path)
-    const pids = new Set(target.listening.filter(l => l.port === listening.port).map(l => l.pid))
     const from = Date.now()
     const result = await load({ ...o.load, url, signal: abort.signal, onBin: undefined })
     const to = Date.now()
     // A dying process closes its sockets a moment before its exit arrives.
     if (result.failed || abort.signal.aborted) await target.exitsWithin(1000)
-    // The gauge writes four times a second: one more line closes the window.
-    if (target.exitInfo === null) await new Promise(resolve => setTimeout(resolve, 300))
-    out.gauge = readGauge(dir, pids, from, Date.now())
+    out.gauge = await gauge(listening.port, from)
     out.heapLimit ??= out.gauge?.heapLimit ?? null
     out.load = {
       requests: result.requests.total,
@@ -82,10 +69,9 @@ export async function runHeapRetry (flag, o) {
   } finally {
     clearTimeout(timer)
     o.signal.removeEventListener('abort', onAbort)
-    const exit = await target.stop()
+    const exit = await stop()
     if (!exit.stoppedByUs) out.exit = { code: exit.code, signal: exit.signal }
     out.stderr = target.tail()
-    rmSync(dir, { recursive: true, force: true })
     out.ms = Date.now() - started
   }
   return out
