@@ -266,7 +266,9 @@ function memoryKilledText (h, retry) {
     ? ` ${limit} is ${h.memoryLimit !== null && h.heapLimit !== null && h.heapLimit > h.memoryLimit ? 'above' : 'close to'} ${container}, so V8 never collected hard enough to stay within it: set node ${flag} (75% of the container: the rest is buffers, code and stacks) — or, on Node 22 and 24, --max-old-space-size-percentage=75 — so that the heap fails with an error you can see instead of a kill.`
     : ` ${limit} is well within ${container}: what took the memory is outside the heap — Buffers, native modules, or more processes in the container.`
   const measured = retry ? loweredNote(retry, container) : ''
-  return `${measured}${by} at ${container}.${heap}${each} Give the container more memory if the load needs it, or run fewer requests at once in each process: a queue or a concurrency limit in front of the work.`
+  // Killed again within the lower limit: the limit is not the remedy, and its advice would read as one.
+  const killedAgain = retry?.outcome === 'exited' && retry.exit?.signal === 'SIGKILL'
+  return `${measured}${by} at ${container}.${killedAgain ? '' : heap}${each} Give the container more memory if the load needs it, or run fewer requests at once in each process: a queue or a concurrency limit in front of the work.`
 }
 
 /**
