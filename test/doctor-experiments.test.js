@@ -227,7 +227,7 @@ test('--try with a word that is no setting, or a bad --experiment-time: one line
     [['--try=--import=x.js'], /--try takes settings, not modules to preload/],
     [['--experiment-time', 'soon'], /--experiment-time must be a duration/]
   ])) {
-    const run = await hotpath(['doctor', ...args, '--', process.execPath, server('young-generation.js')])
+    const run = await hotpath(['doctor', ...args, '--', process.execPath, server('young-generation.js')], { refused: true })
     assert.equal(run.code, 2, run.stderr)
     assert.match(run.stderr, message)
     assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr)

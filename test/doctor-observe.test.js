@@ -169,7 +169,7 @@ test('--observe refuses the flags of a load it does not send, and a duration tha
     [['--observe', '5s', '--on-port', 'true'], /--observe sends no load: --on-port/],
     [['--observe', 'soon'], /--observe must be a duration/]
   ])) {
-    const r = await hotpath(['doctor', ...args, '--', process.execPath, '-e', '0'])
+    const r = await hotpath(['doctor', ...args, '--', process.execPath, '-e', '0'], { refused: true })
     assert.equal(r.code, 2, r.stderr)
     assert.match(r.stderr, message)
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr)

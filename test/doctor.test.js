@@ -375,7 +375,7 @@ test('bad invocations: one clear line, non-zero exit, no stack trace', async () 
     { args: ['doctor', 'server.js'], code: 2, error: /put the server command after --/ }
   ]
   for (const [i, c] of cases.entries()) {
-    const r = await hotpath([...c.args.slice(0, 1), '--save', join(dir, `run-${i}`), ...c.args.slice(1)])
+    const r = await hotpath([...c.args.slice(0, 1), '--save', join(dir, `run-${i}`), ...c.args.slice(1)], { refused: c.code === 2 })
     assert.equal(r.code, c.code, `${c.args.join(' ')}: ${r.stderr}`)
     assert.match(r.stderr, c.error)
     assert.doesNotMatch(r.stderr, /\n\s+at /)

@@ -31,10 +31,10 @@ test('a cluster: one profile per worker, in one graph', async () => {
 })
 
 test('bad invocations of the live mode', async () => {
-  const none = await hotpath(['flame', '--', 'hotpath-no-such-command'])
+  const none = await hotpath(['flame', '--', 'hotpath-no-such-command'], { refused: true })
   assert.equal(none.code, 2)
   assert.match(none.stderr, /command not found/)
-  const both = await hotpath(['flame', '--from', 'x.cpuprofile', '--', 'node', 'x.js'])
+  const both = await hotpath(['flame', '--from', 'x.cpuprofile', '--', 'node', 'x.js'], { refused: true })
   assert.equal(both.code, 2)
   assert.match(both.stderr, /either --from <file> or -- <command>/)
 })

@@ -283,7 +283,7 @@ test('Ctrl-C during a phase: exit 130, the first line says the run was interrupt
 })
 
 test('bad invocations: one line, exit 2', async () => {
-  const none = await hotpath(['heap'])
+  const none = await hotpath(['heap'], { refused: true })
   assert.equal(none.code, 2)
   assert.equal(none.stderr.trim().split('\n').length, 1)
   assert.match(none.stderr, /needs the server command/)
