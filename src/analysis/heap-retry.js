@@ -64,7 +64,6 @@ export function judgeRetry (phase, value, firstSeconds, lowered = false) {
   else if (load.requests === 0) outcome = 'failed'
   // The flag goes in NODE_OPTIONS unless the command gives its own before its script, where it is replaced: one the
   // command gives elsewhere (a shell that starts node with it) wins, and then the limit read is not the one tried.
-  const MB = 1048576
   const missed = phase.heapLimit !== null && (phase.heapLimit < 0.9 * value * MB || phase.heapLimit > value * MB + YOUNG_ROOM)
   if (missed) outcome = 'failed'
   const seconds = load ? round(load.seconds) : null
@@ -114,6 +113,7 @@ export function withRetry (advice, retry) {
  * semi-spaces of 64 MB on Node 24.
  */
 const YOUNG_ROOM = 256 * 1048576
+const MB = 1048576
 
 /** @param {number} v */
 const round = (v) => Math.round(v * 10) / 10

@@ -322,9 +322,7 @@ export class Probe {
     if (this.credit >= 1 - 1e-9) {
       this.credit -= 1
       this.pickedAt = this.waits.traced
-      this.waits.arm()
-      this.drivers.subscribe()
-      this.requests.onRequest = this.onRequest
+      this.armTracer()
     } else {
       this.pauseWaits()
     }
@@ -333,6 +331,13 @@ export class Probe {
   /** ms a request is expected to take on the server, by Little's law over the recent samples (0: not known) */
   serverTime () {
     return this.finishing > 0 ? this.inflight / this.finishing : 0
+  }
+
+  /** Traces requests from now on, with the drivers' events that name what they wait on. */
+  armTracer () {
+    this.waits.arm()
+    this.drivers.subscribe()
+    this.requests.onRequest = this.onRequest
   }
 
   /** Traces no new request; the hooks go off once those traced have finished. */
@@ -555,9 +560,7 @@ export class Probe {
     if (this.options.runtime === false) return { error: 'the runtime instruments are off' }
     this.waits.forget()
     this.tracedBefore = this.waits.traced
-    this.waits.arm()
-    this.drivers.subscribe()
-    this.requests.onRequest = this.onRequest
+    this.armTracer()
     return {}
   }
 
@@ -567,8 +570,8 @@ export class Probe {
    * @returns {Promise<{ traced: number }>}
    */
   async traceAllStop () {
+    // onRequest stays: while the hooks are on, a new request must still clear the context its connection carries.
     this.waits.hold()
-    this.requests.onRequest = null
     await new Promise(resolve => setTimeout(resolve, TRACE_LINGER_MS))
     this.flush()
     this.disarmWaits()

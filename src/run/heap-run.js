@@ -140,6 +140,21 @@ export async function probeOf (target, pid) {
   return null
 }
 
+/** Seconds a load after doctor's window runs at most: enough requests to sample, snapshot or trace, and short, since
+ * the verdict (or the user) waits for it. */
+const AFTER_WINDOW_SECONDS = 2
+
+/**
+ * doctor's load, shortened for a phase after its window: half its duration, between 1 and AFTER_WINDOW_SECONDS, with no
+ * request count and no warm-up.
+ * @param {Omit<import('../load/load.js').LoadOptions, 'url'>} load
+ * @returns {Omit<import('../load/load.js').LoadOptions, 'url'> & { duration: number }}
+ */
+export function afterWindowLoad (load) {
+  const duration = Math.max(1, Math.min(AFTER_WINDOW_SECONDS, (load.duration ?? AFTER_WINDOW_SECONDS) / 2))
+  return { ...load, duration, amount: undefined, warmup: undefined }
+}
+
 /**
  * @param {typeof PHASES[number]} name
  * @param {Pick<HeapRunOptions, 'load'> & { onBin?: (bin: import('../load/recorder.js').Bin) => void, observe?: boolean }} options

@@ -5,14 +5,8 @@
 // samples every allocation, collected or not (`allocations`); when the window left megabytes alive, what survives is
 // sampled (`retained`): through the retainer phases' loads when they run (retainer-phases.js), else in a load of its
 // own. What these phases cost the server is in none of the run's figures: the window is over.
-import { ask, probeOf, runPhase } from '../heap-run.js'
+import { afterWindowLoad, ask, probeOf, runPhase } from '../heap-run.js'
 import { COMMAND, MESSAGE } from '../../probe-protocol.js'
-
-/**
- * Seconds a phase loads at most: thousands of samples at the default interval for a server GC keeps busy, and short,
- * since the verdict waits for it.
- */
-const PHASE_SECONDS = 2
 
 /** Bytes between samples of what survives: 8 KiB, hundreds of samples in the megabytes a leak keeps in a phase. */
 const RETAINED_INTERVAL = 8 * 1024
@@ -47,8 +41,7 @@ export async function recordAllocations (target, o) {
   try {
     const peer = await probeOf(target, o.pid)
     if (peer === null) throw new Error(`no probe answers in pid ${o.pid}`)
-    const seconds = Math.max(1, Math.min(PHASE_SECONDS, (o.load.duration ?? PHASE_SECONDS) / 2))
-    const load = { ...o.load, duration: seconds, amount: undefined, warmup: undefined }
+    const load = afterWindowLoad(o.load)
     for (const kind of o.kinds) {
       if (o.signal.aborted) throw new Error('interrupted')
       // What survives a full collection after a 2 s load is a few megabytes: at the allocation phase's interval that is

@@ -6,11 +6,9 @@
 // it from what it took; a heap they would not finish within it is not snapshotted, and the record says why.
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { probeOf, runPhase, snapshot } from '../heap-run.js'
+import { afterWindowLoad, probeOf, runPhase, snapshot } from '../heap-run.js'
 import { sampleHeap } from './allocation-phases.js'
 
-/** Seconds each phase loads at most: enough requests to tell a group that grows with them, short beside the run. */
-const PHASE_SECONDS = 2
 /**
  * Bytes of heap a snapshot takes a second, before one has been timed: the slow end of what a 2-core machine under
  * load wrote (3–12 MB/s, 2026-12), so that a heap that would not fit is not started blindly.
@@ -62,11 +60,11 @@ export function retainerSeconds ({ heapBytes, growthBytesPerSecond, phaseSeconds
 }
 
 /**
- * Seconds each of the two loads runs: half of doctor's load, between 1 and PHASE_SECONDS.
+ * Seconds each of the two loads runs (heap-run.js's afterWindowLoad).
  * @param {Omit<import('../../load/load.js').LoadOptions, 'url'>} load
  */
 export function retainerPhaseSeconds (load) {
-  return Math.max(1, Math.min(PHASE_SECONDS, (load.duration ?? PHASE_SECONDS) / 2))
+  return afterWindowLoad(load).duration
 }
 
 /**
@@ -116,7 +114,7 @@ export async function recordRetainers (target, o) {
       record.snapshots.push({ name, bytes, ms })
       return ms
     }
-    const load = { ...o.load, duration: phaseSeconds, amount: undefined, warmup: undefined }
+    const load = afterWindowLoad(o.load)
     const first = await take()
     // The first snapshot says what this machine takes for this heap: the rest is judged by it.
     const rate = o.plan.heapBytes / Math.max(0.001, first / 1000)

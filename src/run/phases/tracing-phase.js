@@ -4,11 +4,9 @@
 // whether its requests leave work behind them — a write fired per request and not awaited holds its data until it is
 // done, and reads as garbage or a leak. What this load costs the server is in none of the run's figures: the window
 // is over.
-import { ask, probeOf, runPhase } from '../heap-run.js'
+import { afterWindowLoad, ask, probeOf, runPhase } from '../heap-run.js'
 import { COMMAND, MESSAGE } from '../../probe-protocol.js'
 
-/** Seconds the tracing load runs at most: the tracer takes 25 requests a second, 4 at once. */
-const PHASE_SECONDS = 2
 /**
  * The window must have traced fewer requests than this for the phase to run: tracing there takes four to judge
  * whether the requests wait or leave work (src/sampling/wait-tracer.js).
@@ -44,8 +42,8 @@ export async function traceRequests (target, o) {
     if (on === null) throw new Error('the target exited')
     if (on.error) throw new Error(String(on.error))
     record.start = Date.now()
-    const seconds = Math.max(1, Math.min(PHASE_SECONDS, (o.load.duration ?? PHASE_SECONDS) / 2))
-    const load = { ...o.load, duration: seconds, amount: undefined, warmup: undefined }
+    // Up to 2 s: the tracer takes 25 requests a second, 4 at once.
+    const load = afterWindowLoad(o.load)
     /** @type {string | null} */
     let failed = null
     try {
