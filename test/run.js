@@ -55,7 +55,7 @@ timeReport(Date.now() - began)
  */
 function timeReport (ms) {
   const dir = sessionDirOf(process.pid)
-  /** @type {{ file: string, kind: string, waited: number, held: number }[]} */
+  /** @type {{ file: string, kind: string, what?: string, waited: number, held: number }[]} */
   const rows = []
   try {
     for (const line of readFileSync(join(dir, 'times.ndjson'), 'utf8').split('\n')) if (line) rows.push(JSON.parse(line))
@@ -69,7 +69,8 @@ function timeReport (ms) {
   const files = rows.filter(r => r.kind === 'file').sort((a, b) => b.held - a.held)
   const lines = [
     `time: ${s(ms)} in all; ${alone.length} runs had the machine alone for ${s(sum(alone, 'held'))} and waited ${s(sum(alone, 'waited'))} for it, ${shared.length} shared runs took ${s(sum(shared, 'held'))} and waited ${s(sum(shared, 'waited'))}`,
-    `slowest files: ${files.slice(0, 8).map(f => `${f.file} ${s(f.held)}`).join(', ')}`
+    `slowest files: ${files.slice(0, 8).map(f => `${f.file} ${s(f.held)}`).join(', ')}`,
+    `slowest runs alone: ${[...alone].sort((a, b) => b.held - a.held).slice(0, 8).map(r => `${r.file.replace(/^test\//, '')} (${r.what}) ${s(r.held)}`).join('; ')}`
   ]
   for (const line of lines) process.stdout.write(`# ${line}\n`)
 }

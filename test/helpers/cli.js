@@ -18,7 +18,8 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 export function hotpath (args, opts = {}) {
   const offline = opts.refused === true || args.includes('--analyse') || args.includes('--from') || args.includes('--help') || !['doctor', 'flame', 'heap', 'load'].includes(args[0])
   if (offline) return spawnCli(args, opts)
-  return opts.alone ? alone(() => spawnCli(args, opts)) : shared(() => spawnCli(args, opts))
+  const what = args.map(a => a.startsWith('/') ? a.split('/').slice(-2).join('/') : a).join(' ')
+  return opts.alone ? alone(() => spawnCli(args, opts), what) : shared(() => spawnCli(args, opts), what)
 }
 
 /**

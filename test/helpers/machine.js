@@ -41,10 +41,11 @@ export function sessionDirOf (pid) {
  * @param {'alone' | 'shared' | 'file'} kind
  * @param {number} waited ms
  * @param {number} held ms
+ * @param {string} [what] the run, as a person would name it
  */
-function logTime (dir, kind, waited, held) {
+function logTime (dir, kind, waited, held, what = '') {
   try {
-    appendFileSync(join(dir, 'times.ndjson'), JSON.stringify({ file: relative(process.cwd(), process.argv[1] ?? ''), kind, waited: Math.round(waited), held: Math.round(held) }) + '\n')
+    appendFileSync(join(dir, 'times.ndjson'), JSON.stringify({ file: relative(process.cwd(), process.argv[1] ?? ''), kind, what, waited: Math.round(waited), held: Math.round(held) }) + '\n')
   } catch {}
 }
 
@@ -52,9 +53,10 @@ function logTime (dir, kind, waited, held) {
  * Runs `fn` with the machine shared with the other file's runs, but not with a run that needs it alone.
  * @template T
  * @param {() => Promise<T>} fn
+ * @param {string} [what] for the time log
  * @returns {Promise<T>}
  */
-export async function shared (fn) {
+export async function shared (fn, what) {
   const dir = sessionDir()
   if (dir === null) return fn()
   const token = join(dir, 'tokens', `${process.pid}-${++counter}`)
@@ -73,7 +75,7 @@ export async function shared (fn) {
     return await fn()
   } finally {
     rmSync(token, { force: true })
-    logTime(dir, 'shared', began - asked, Date.now() - began)
+    logTime(dir, 'shared', began - asked, Date.now() - began, what)
   }
 }
 
@@ -81,9 +83,10 @@ export async function shared (fn) {
  * Runs `fn` with the machine to itself: no other file's run of hotpath at the same time.
  * @template T
  * @param {() => Promise<T>} fn
+ * @param {string} [what] for the time log
  * @returns {Promise<T>}
  */
-export async function alone (fn) {
+export async function alone (fn, what) {
   const dir = sessionDir()
   if (dir === null) return fn()
   const lock = join(dir, 'alone')
@@ -109,7 +112,7 @@ export async function alone (fn) {
     return await fn()
   } finally {
     rmSync(lock, { recursive: true, force: true })
-    if (began > 0) logTime(dir, 'alone', began - asked, Date.now() - began)
+    if (began > 0) logTime(dir, 'alone', began - asked, Date.now() - began, what)
   }
 }
 

@@ -50,6 +50,7 @@ function controller (r) {
         id: c.id,
         run: c.run,
         title: c.spec.title,
+        grid: c.spec.grid,
         series: c.spec.series.map(s => ({ label: s.label, points: s.values.filter(v => v !== null).length }))
       }))
     },
