@@ -280,13 +280,19 @@ function assertAgentValues (e) {
   }
 }
 
+/**
+ * Twice the sockets to an upstream that answers in 20 ms doubles the requests: 2 s phases tell it (one value's phases
+ * and the start that finds the variable fit in 30 s; 3 s phases in 50 s took 45 s a test).
+ */
+const AGENT_FLAGS = ['-d', '2', '--experiment-time', '30s']
+
 test('requests queue for an agent whose limit the environment sets: the variable is found, its ladder measured, and the advice is the measured value', async () => {
-  const run = await doctor(['--experiment-time', '50s'], [process.execPath, server('agent-pool.js')], { INVENTORY_CONCURRENCY: '2' }, { alone: true })
+  const run = await doctor(AGENT_FLAGS, [process.execPath, server('agent-pool.js')], { INVENTORY_CONCURRENCY: '2' }, { alone: true })
   try {
     assert.equal(run.code, 0, run.stderr)
     const d = run.json
     assert.equal(d.category, 'io', d.summary)
-    assert.match(run.stderr, /Measuring Agent's maxSockets before advising it: up to 50 s/)
+    assert.match(run.stderr, /Measuring Agent's maxSockets before advising it: up to 30 s/)
     // One start with the candidates set to distinct values shows which one the agent's limit follows.
     assert.match(run.stderr, /Experiment: which variable sets Agent's maxSockets \(2\)\? start 1, with .*INVENTORY_CONCURRENCY=\d+/)
     assert.match(run.stderr, /Experiment INVENTORY_CONCURRENCY=4 against 2: phase 2\/5, candidate/)
@@ -329,7 +335,7 @@ test('requests queue for an agent whose limit the environment sets: the variable
 })
 
 test('an agent\'s limit read from a variable that is unset: a start with it set shows the limit follows it, and it is measured', async () => {
-  const run = await doctor(['--experiment-time', '50s'], [process.execPath, server('agent-pool.js')], {}, { alone: true })
+  const run = await doctor(AGENT_FLAGS, [process.execPath, server('agent-pool.js')], {}, { alone: true })
   try {
     assert.equal(run.code, 0, run.stderr)
     const d = run.json

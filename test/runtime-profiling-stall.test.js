@@ -12,10 +12,11 @@ import { load } from 'hotpath'
 import { startListeningApp } from './helpers/child.js'
 
 const app = fileURLToPath(new URL('./fixtures/profiles/busy-app.js', import.meta.url))
-// 30 s sampled every 250 µs: V8 takes some 30,000–70,000 samples on a busy 2-core machine (its sampling thread
-// competes with the app and the load for the cores), as many as a 30–60 s capture at the default 1 ms.
-const SECONDS = 30
-const INTERVAL = 250
+// 10 s sampled every 100 µs: V8 takes some 55,000–70,000 samples on a busy 2-core machine (its sampling thread
+// competes with the app and the load for the cores; 12 s took 69,000 here), as many as a minute's capture at the
+// default 1 ms.
+const SECONDS = 10
+const INTERVAL = 100
 
 /** @param {number} ms */
 const sleep = (ms) => new Promise(resolve => setTimeout(resolve, ms))
@@ -26,7 +27,7 @@ test('a long capture of a busy server is written without stalling its event loop
   const { child, port, lines } = await startListeningApp(app, { PROFILE_DIR: dir, PROFILE_SECONDS: String(SECONDS), PROFILE_INTERVAL: String(INTERVAL) })
   try {
     // Busy, not drowned: a steady rate the server keeps up with, through the capture and the writing after it.
-    const loading = load({ url: `http://127.0.0.1:${port}/`, duration: SECONDS + 8, connections: 4, rate: 400 })
+    const loading = load({ url: `http://127.0.0.1:${port}/`, duration: SECONDS + 4, connections: 4, rate: 400 })
     await sleep(1000)
     child.kill('SIGUSR2')
     const done = Date.now() + (SECONDS + 30) * 1000
