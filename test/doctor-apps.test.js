@@ -32,7 +32,7 @@ async function doctor (file, env, extra = []) {
   const json = join(dir, 'diagnosis.json')
   // A leak's heap snapshots get the time a loaded machine needs (a 77 MB heap was estimated at 68 s): what they find is
   // what is tested, not how long they take.
-  const r = await hotpath(['doctor', '-d', '6', '--no-progress', '--no-experiments', '--snapshot-time', '300s', '--save', join(dir, 'run'), '--json', json, ...extra, '--', process.execPath, file], { env: { PORT: '0', ...env }, timeout: 420000, alone: true })
+  const r = await hotpath(['doctor', '-d', '4', '--no-progress', '--no-experiments', '--snapshot-time', '300s', '--save', join(dir, 'run'), '--json', json, ...extra, '--', process.execPath, file], { env: { PORT: '0', ...env }, timeout: 420000, alone: true })
   assert.equal(r.code, 0, `doctor exited ${r.code}\n${r.stderr}\n${r.stdout}`)
   const d = JSON.parse(await readFile(json, 'utf8'))
   assertSchema('doctor', d)

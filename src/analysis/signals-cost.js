@@ -20,6 +20,12 @@ export const COST_LIMITS = { minPoints: 6, rise: THRESHOLDS.costRise, minRiseMs:
 
 /** Seconds per point of the fit: enough requests in each for a stable CPU per request. */
 const BIN_MS = 500
+/**
+ * Requests a point must hold. A point of a few requests is the process's own CPU (a collection, a compilation, a
+ * timer) spread over them: a server waiting on Redis at 20 requests/s read "rising" in one run of three, 2.7 to 4.0 ms
+ * over 50 requests, with no state kept. A trend over so few requests is not one a growing state makes.
+ */
+const MIN_REQUESTS = 30
 
 /**
  * The CPU per request of the serving processes, half-second by half-second, against the requests served until then.
@@ -67,8 +73,8 @@ export function costTrend (serving, measured, port, start, limits) {
     const b = /** @type {{ finished: number, measuredFinished: number, cpu: number }} */ (bins.get(k))
     const before = served
     served += b.finished
-    // The last bin is cut short by the window's end, and a bin without requests has no cost per request.
-    if (k < skip || k === keys[keys.length - 1] || b.measuredFinished <= 0) continue
+    // The last bin is cut short by the window's end, and a bin of few requests has no cost per request to trust.
+    if (k < skip || k === keys[keys.length - 1] || b.measuredFinished < MIN_REQUESTS) continue
     xs.push(before + b.finished / 2)
     ys.push(Math.max(0, b.cpu) / b.measuredFinished)
   }
