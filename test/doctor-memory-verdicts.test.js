@@ -126,7 +126,7 @@ test('Ctrl-C while doctor loads the larger heap limit: it is skipped, the target
       if (/Loading it again with/.test(c)) setTimeout(() => child.kill('SIGINT'), 1500)
     })
     child.on('close', resolve)
-  }))
+  }), 'doctor, Ctrl-C during the larger heap limit\'s load')
   assert.match(stderr, /Loading it again with --max-old-space-size=192/)
   assert.equal(code, 4, stderr)
   // The verdict first, then the update that says the retry was skipped.

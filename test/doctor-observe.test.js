@@ -124,7 +124,7 @@ describe('doctor --observe on traffic it did not send', { skip: missing().postgr
         traffic.stop()
         server.stop()
       }
-    })
+    }, 'doctor --observe on a server and its own client')
   })
 
   test('--observe with a command: doctor starts the server and counts the traffic another client sends it, by route', { timeout: 120000 }, async () => {

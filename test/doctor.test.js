@@ -253,7 +253,7 @@ test('heap snapshots beyond their budget are not taken, and Ctrl-C skips them: t
       if (/snapshot 1\/3/.test(c)) child.kill('SIGINT')
     })
     child.on('close', resolve)
-  }))
+  }), 'doctor, Ctrl-C during the heap snapshots')
   assert.ok(/snapshot 1\/3/.test(stderr), stderr)
   assert.equal(code, 0, stderr)
   assert.match(stdout, /^hotpath doctor: [\w-]+ /)

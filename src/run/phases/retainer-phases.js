@@ -84,7 +84,8 @@ export function retainerPhaseSeconds (load) {
  */
 export async function recordRetainers (target, o) {
   const began = Date.now()
-  const phaseSeconds = retainerPhaseSeconds(o.load)
+  const load = afterWindowLoad(o.load)
+  const phaseSeconds = load.duration
   const budget = Math.round(o.budgetMs / 1000)
   /** @type {RetainerRecord} */
   const record = { phases: [], snapshots: [], keptBytes: o.plan.keptBytes, reason: o.plan.reason, error: null }
@@ -114,7 +115,6 @@ export async function recordRetainers (target, o) {
       record.snapshots.push({ name, bytes, ms })
       return ms
     }
-    const load = afterWindowLoad(o.load)
     const first = await take()
     // The first snapshot says what this machine takes for this heap: the rest is judged by it.
     const rate = o.plan.heapBytes / Math.max(0.001, first / 1000)
