@@ -3,7 +3,7 @@
 // by src/experiments/run-experiments.js; docs/diagnosis.md says how. The same thing one layer up, in words
 // (src/report/words/experiments.js) and as the HTML report's section (src/report/html/experiments.js).
 import { freemem, totalmem } from 'node:os'
-import { dominantGc } from './rules.js'
+import { dominantGc, nearHeapLimit } from './rules.js'
 import { THRESHOLDS } from './thresholds.js'
 import { agentPoolPlan } from './agent-limits.js'
 
@@ -30,7 +30,7 @@ const MB = 1048576
 
 /**
  * @typedef {object} ExperimentFacts
- * @property {number} [heapUsed]
+ * @property {number} [heapUsed] the most the heap held in the window (its highest reading)
  * @property {number} [heapLimit]
  * @property {number} [share] of the traced requests' time, at the line that waits on the thread pool
  * @property {string} [site] that line, `file:line`
@@ -107,12 +107,12 @@ export function plannedExperiments (category, s, env) {
   const out = []
   if (category === 'load-failed' || category === 'target-failed' || category === 'insufficient-data') return out
   const m = s.memory
-  if ((category === 'gc' || category === 'memory-leak') && m.heapLimit > 0 && m.heapUsed > 0.7 * m.heapLimit) {
+  if ((category === 'gc' || category === 'memory-leak') && nearHeapLimit(s)) {
     const limitMb = Math.round(m.heapLimit / MB)
     // Never past what the machine has: a limit above its memory trades a heap error for the OOM killer.
     const room = Math.min(totalmem() * 0.75, freemem() + m.heapLimit) / MB
     const ladder = [2, 4].map(k => Math.round((limitMb * k) / 64) * 64).filter(v => v <= room)
-    if (ladder.length > 0) out.push({ setting: 'max-old-space-size', kind: 'flag', why: 'heap-near-limit', current: String(limitMb), ladder: ladder.map(String), facts: { heapUsed: m.heapUsed, heapLimit: m.heapLimit } })
+    if (ladder.length > 0) out.push({ setting: 'max-old-space-size', kind: 'flag', why: 'heap-near-limit', current: String(limitMb), ladder: ladder.map(String), facts: { heapUsed: m.heapPeak, heapLimit: m.heapLimit } })
   }
   // After the heap's limit, when both are called for: a bigger young generation on a heap near its limit can only
   // bring the limit nearer.

@@ -1,4 +1,4 @@
-import { avoidableCost, avoidableOnly, dominantGc, growingCostOf, ownUtilization } from './rules.js'
+import { avoidableCost, avoidableOnly, dominantGc, growingCostOf, nearHeapLimit, ownUtilization } from './rules.js'
 import { THRESHOLDS } from './thresholds.js'
 import { poolIsFull, queueIsMinor, waitLine } from './wait-line.js'
 
@@ -103,7 +103,7 @@ export function recommend (category, s, culprits, run) {
     case 'gc': {
       const kind = dominantGc(s)
       if (kind === 'scavenge') out.push({ kind: 'scavenges' })
-      else if (s.memory.heapLimit > 0 && s.memory.heapUsed > 0.7 * s.memory.heapLimit) out.push({ kind: 'heap-near-limit', heapUsed: s.memory.heapUsed, heapLimit: s.memory.heapLimit })
+      else if (nearHeapLimit(s)) out.push({ kind: 'heap-near-limit', heapUsed: s.memory.heapPeak, heapLimit: s.memory.heapLimit })
       else out.push({ kind: 'old-generation' })
       if (where) out.push({ kind: 'allocates-most', culprit: where })
       break

@@ -309,6 +309,15 @@ export function dominantGc (s) {
 }
 
 /**
+ * Whether the heap comes near V8's limit: its highest reading, since a heap refilled to the limit many times a second
+ * is below it right after each full collection.
+ * @param {Signals} s
+ */
+export function nearHeapLimit (s) {
+  return s.memory.heapLimit > 0 && s.memory.heapPeak > THRESHOLDS.heapNearLimit * s.memory.heapLimit
+}
+
+/**
  * The first rule that holds, and the facts of its verdict — with the CPU of other processes when it was enough to
  * distort them.
  * @param {Signals} s

@@ -25,6 +25,9 @@ export function memoryFigures (data, serving, start, rate) {
   return {
     trend,
     heapUsed: last.reduce((a, s) => a + s.memory.heapUsed, 0),
+    // How near the heap comes to its limit is read at its highest: the last sample alone falls before or after a full
+    // collection, and a heap refilled to its limit many times a second read 52% or 75% of it from one run to the next.
+    heapPeak: serving.threads.reduce((a, t) => a + serving.of(t).reduce((m, s) => Math.max(m, s.memory.heapUsed), 0), 0),
     heapLimit: serving.threads.reduce((a, t) => a + (Number(t.hello.heapLimit) || 0), 0),
     rss: last.reduce((a, s) => a + s.memory.rss, 0),
     perRequest: trend && rate > 0 ? trend.slope / rate : null,

@@ -58,8 +58,8 @@ import { computeWaits } from './waits.js'
  * @property {{ count: number, utilization: number }} helpers the serving processes' other threads (worker pools): how
  *   many, and the busiest one's mean event-loop utilisation
  * @property {{ share: number, cpuShare: number, byKind: Record<string, { share: number, count: number }>, count: number }} gc
- * @property {{ trend: HeapTrend | null, heapUsed: number, heapLimit: number, rss: number, perRequest: number | null, retained: import('./run-data.js').Retainers | null }} memory
- *   `retained`: what keeps what the load left alive, when heap snapshots were taken after it
+ * @property {{ trend: HeapTrend | null, heapUsed: number, heapPeak: number, heapLimit: number, rss: number, perRequest: number | null, retained: import('./run-data.js').Retainers | null }} memory
+ *   `heapUsed` at the end of the window, `heapPeak` the most it held in it; `retained`: what keeps what the load left alive, when heap snapshots were taken after it
  * @property {any[]} listeners listener growth seen in the serving processes, most first, with pid
  * @property {{ agent: string, maxSockets: number, maxQueued: number, maxInUse: number }[]} agents outgoing pools that queued or filled
  * @property {import('./signals-env.js').EnvReadSignal[]} env the environment variables the serving processes read,

@@ -18,6 +18,8 @@ export const THRESHOLDS = {
   /** bytes the heap floor must gain over the window, absolutely and relative to where it started */
   leakBytes: 5 * 1024 * 1024,
   leakRatio: 0.1,
+  /** share of V8's heap limit the heap's highest reading in the window must reach for the limit to be near */
+  heapNearLimit: 0.7,
   /** event-loop utilisation under which the loop is mostly waiting */
   idle: 0.5,
   /** ms of server time per request for waiting to matter */

@@ -40,7 +40,7 @@ export function adviceText (a) {
     case 'agent-queue': return `Outgoing requests queue in ${a.agent}: raise its maxSockets (now ${a.maxSockets}) or use a keep-alive agent sized for the concurrency you need; ${a.maxQueued} requests waited for a socket.`
     case 'check-pool-sizes': return 'Check the connection pool sizes of database and HTTP clients against the concurrency you serve.'
     case 'scavenges': return 'Most GC time is scavenges of short-lived objects: allocate less per request (reuse buffers, avoid intermediate arrays and copies), or give the young generation more room with node --max-semi-space-size=64 (MB; try 32–128).'
-    case 'heap-near-limit': return `The heap is at ${formatBytes(a.heapUsed)} of a ${formatBytes(a.heapLimit)} limit: raise it with node --max-old-space-size=<MB>, and keep less data alive.`
+    case 'heap-near-limit': return `The heap reached ${formatBytes(a.heapUsed)} of a ${formatBytes(a.heapLimit)} limit: raise it with node --max-old-space-size=<MB>, and keep less data alive.`
     case 'old-generation': return 'Most GC time is spent on the old generation: keep fewer long-lived objects (caches, buffers held across requests).'
     case 'allocates-most': return `Start with ${where(a.culprit)}: it allocates the most.`
     case 'bound-holder': return `Bound ${where(a.culprit)}: it keeps what every request leaves behind. Evict from it (an LRU, a TTL), keep a count or a summary instead of each entry, or stop adding to it per request.`
