@@ -16,11 +16,11 @@ const server = (/** @type {string} */ name) => join(ROOT, 'test', 'fixtures', 's
  * @param {string[]} command
  * @param {Record<string, string>} [env] set in doctor's environment, which the target inherits
  * @param {{ alone?: boolean }} [opts] `alone`: the test checks what a setting gained, which another file's load
- *   beside the phases would blur (helpers/machine.js)
+ *   beside the phases would blur: the machine alone to the run's end (helpers/machine.js)
  */
 async function doctor (args, command, env = {}, opts = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-experiments-'))
-  const run = await hotpath(['doctor', '-d', '3', '-c', '10', '--no-progress', '--save', join(dir, 'run'), '--json', '-', ...args, '--', ...command], { timeout: 180_000, env, alone: opts.alone })
+  const run = await hotpath(['doctor', '-d', '3', '-c', '10', '--no-progress', '--save', join(dir, 'run'), '--json', '-', ...args, '--', ...command], { timeout: 180_000, env, alone: opts.alone ? 'whole' : false })
   const json = run.code !== 2 && run.stdout.trim().startsWith('{') ? JSON.parse(run.stdout) : null
   if (json !== null) assertSchema('doctor', json)
   return { ...run, dir, json }

@@ -2,7 +2,7 @@
 // of its time waiting for its load's seconds, its target to start, its phases — and the few that time the load
 // generator against a server, or a sampler's cadence, run after them one at a time, with the machine to themselves.
 // Files named on the command line run alone, in order (node test/run.js test/doctor.test.js).
-import { readdirSync, readFileSync, rmSync } from 'node:fs'
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
 import { run } from 'node:test'
 import { spec as Spec, tap } from 'node:test/reporters'
@@ -67,6 +67,7 @@ function timeReport (ms) {
   try {
     for (const line of readFileSync(join(dir, 'times.ndjson'), 'utf8').split('\n')) if (line) rows.push(JSON.parse(line))
   } catch {}
+  if (process.env.HOTPATH_TEST_TIMES) writeFileSync(process.env.HOTPATH_TEST_TIMES, rows.map(r => JSON.stringify(r)).join('\n') + '\n')
   rmSync(dir, { recursive: true, force: true })
   if (rows.length === 0) return
   const s = (/** @type {number} */ v) => `${Math.round(v / 1000)} s`

@@ -80,17 +80,19 @@ export async function shared (fn, what) {
 }
 
 /**
- * Runs `fn` with the machine to itself: no other file's run of hotpath at the same time.
+ * Runs `fn` with the machine to itself: no other file's run of hotpath at the same time. `fn` may hand the machine
+ * back before it ends (`release`): a doctor run's verdict rests on its load window, and what follows it — heap
+ * snapshots, the report — need not hold the others back.
  * @template T
- * @param {() => Promise<T>} fn
+ * @param {(release: () => void) => Promise<T>} fn
  * @param {string} [what] for the time log
  * @returns {Promise<T>}
  */
 export async function alone (fn, what) {
   const dir = sessionDir()
-  if (dir === null) return fn()
+  if (dir === null) return fn(() => {})
   const lock = join(dir, 'alone')
-  if (holder(lock) === process.pid) return fn()
+  if (holder(lock) === process.pid) return fn(() => {})
   const asked = Date.now()
   for (;;) {
     try {
@@ -105,14 +107,20 @@ export async function alone (fn, what) {
     await sleep(100)
   }
   let began = 0
+  let released = false
+  const release = () => {
+    if (released) return
+    released = true
+    rmSync(lock, { recursive: true, force: true })
+    if (began > 0) logTime(dir, 'alone', began - asked, Date.now() - began, what)
+  }
   try {
     // The other file's runs under way finish first; no new one starts.
     while (readdirSync(join(dir, 'tokens')).some(t => Number(t.split('-')[0]) !== process.pid && alive(Number(t.split('-')[0])))) await sleep(100)
     began = Date.now()
-    return await fn()
+    return await fn(release)
   } finally {
-    rmSync(lock, { recursive: true, force: true })
-    if (began > 0) logTime(dir, 'alone', began - asked, Date.now() - began, what)
+    release()
   }
 }
 
