@@ -335,7 +335,7 @@ test('requests queue for an agent whose limit the environment sets: the variable
 })
 
 test('an agent\'s limit read from a variable that is unset: a start with it set shows the limit follows it, and it is measured', async () => {
-  const run = await doctor(AGENT_FLAGS, [process.execPath, server('agent-pool.js')], {})
+  const run = await doctor(AGENT_FLAGS, [process.execPath, server('agent-pool.js')])
   try {
     assert.equal(run.code, 0, run.stderr)
     const d = run.json

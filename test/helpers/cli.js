@@ -45,9 +45,13 @@ function spawnCli (args, opts) {
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (c) => { stdout += c })
+    let windowOver = opts.windowOver
     child.stderr.setEncoding('utf8').on('data', (c) => {
       stderr += c
-      if (opts.windowOver && WINDOW_OVER.test(stderr)) opts.windowOver()
+      if (windowOver && WINDOW_OVER.test(stderr)) {
+        windowOver()
+        windowOver = undefined
+      }
     })
     const timer = setTimeout(() => {
       child.kill('SIGKILL')

@@ -59,7 +59,7 @@ function logTime (dir, kind, waited, held, what = '') {
 export async function shared (fn, what) {
   const dir = sessionDir()
   if (dir === null) return fn()
-  const token = join(dir, 'tokens', `${process.pid}-${++counter}`)
+  const token = tokenFile(dir)
   const asked = Date.now()
   for (;;) {
     if (mayShare(dir)) {
@@ -108,14 +108,17 @@ export async function alone (fn, what) {
     await sleep(100)
   }
   let began = 0
-  let released = false
-  const token = join(dir, 'tokens', `${process.pid}-${++counter}`)
-  const release = () => {
-    if (released) return
-    released = true
-    writeFileSync(token, '')
+  /** @type {string | null} the shared run's token it goes on as, once it handed the machine back */
+  let token = null
+  const unlock = () => {
     rmSync(lock, { recursive: true, force: true })
     if (began > 0) logTime(dir, 'alone', began - asked, Date.now() - began, what)
+  }
+  const release = () => {
+    if (token !== null) return
+    token = tokenFile(dir)
+    writeFileSync(token, '')
+    unlock()
   }
   try {
     // The other file's runs under way finish first; no new one starts.
@@ -123,9 +126,17 @@ export async function alone (fn, what) {
     began = Date.now()
     return await fn(release)
   } finally {
-    release()
-    rmSync(token, { force: true })
+    if (token === null) unlock()
+    else rmSync(token, { force: true })
   }
+}
+
+/**
+ * A new name for a run's token, the mark of a shared run under way that a run alone waits for.
+ * @param {string} dir
+ */
+function tokenFile (dir) {
+  return join(dir, 'tokens', `${process.pid}-${++counter}`)
 }
 
 /**
