@@ -23,7 +23,7 @@ const server = (/** @type {string} */ name) => join(ROOT, 'test', 'fixtures', 's
 async function doctor (name, { args = [], node = [], code = 0, experiments = false } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-memory-verdicts-'))
   const runDir = join(dir, 'run')
-  const run = await hotpath(['doctor', '-d', '3', ...args, '--no-progress', ...(experiments ? [] : ['--no-experiments']), '--save', runDir, '--json', '-', '--', process.execPath, ...node, server(name)], { timeout: 120_000, alone: experiments ? 'whole' : true })
+  const run = await hotpath(['doctor', '-d', '3', ...args, '--no-progress', ...(experiments ? [] : ['--no-experiments']), '--save', runDir, '--json', '-', '--', process.execPath, ...node, server(name)], { timeout: 120_000, alone: true })
   assert.equal(run.code, code, `doctor exited ${run.code}\n${run.stderr}`)
   const d = JSON.parse(run.stdout)
   assertSchema('doctor', d)

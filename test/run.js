@@ -89,7 +89,7 @@ function timeReport (ms) {
  * @param {string[]} files
  */
 function firstPassOrder (files) {
-  const takesAlone = (/** @type {string} */ f) => /\balone: (?!false)|\balone\(|exampleRun\(/.test(readFileSync(join(ROOT, f), 'utf8'))
+  const takesAlone = (/** @type {string} */ f) => /alone: true|\balone\(|exampleRun\(/.test(readFileSync(join(ROOT, f), 'utf8'))
   const first = files.filter(f => FIRST.includes(f))
   const rest = files.filter(f => !FIRST.includes(f))
   return [...first, ...rest.filter(f => !takesAlone(f)), ...rest.filter(takesAlone)]

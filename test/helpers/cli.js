@@ -6,33 +6,25 @@ export const BIN = fileURLToPath(new URL('../../bin/hotpath.js', import.meta.url
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
 /**
- * What doctor says on stderr once its load window is over — the heap's phases after it, or the verdict's analysis:
- * the figures a verdict rests on are measured.
- */
-export const WINDOW_OVER = /^(?:Analysing…|The (?:load|traffic) left|GC took)/m
-
-/**
  * Runs the hotpath CLI as a user would, in a real child process. A run that starts a server or a load shares the
  * machine with the other test file running at once, or has it to itself with `alone` (helpers/machine.js).
  * @param {string[]} args
- * @param {{ timeout?: number, env?: Record<string, string>, cwd?: string, alone?: boolean | 'whole', refused?: boolean }} [opts]
- *   `alone`: for a run whose verdict or timing the test checks, until doctor's load window is over (WINDOW_OVER), or
- *   with `'whole'` to its end, for what doctor measures after its verdict and the test checks (experiments);
- *   `refused`: an invocation the command line refuses before it starts anything, which need not wait for the machine
- *   (it waited for other files' runs, 93 s in a test of three refusals)
+ * @param {{ timeout?: number, env?: Record<string, string>, cwd?: string, alone?: boolean, refused?: boolean }} [opts]
+ *   `alone`: for a run whose verdict or timing the test checks; `refused`: an invocation the command line refuses
+ *   before it starts anything, which need not wait for the machine (it waited for other files' runs, 93 s in a test
+ *   of three refusals)
  * @returns {Promise<{ code: number | null, stdout: string, stderr: string }>}
  */
 export function hotpath (args, opts = {}) {
   const offline = opts.refused === true || args.includes('--analyse') || args.includes('--from') || args.includes('--help') || !['doctor', 'flame', 'heap', 'load'].includes(args[0])
   if (offline) return spawnCli(args, opts)
   const what = args.map(a => a.startsWith('/') ? a.split('/').slice(-2).join('/') : a).join(' ')
-  if (!opts.alone) return shared(() => spawnCli(args, opts), what)
-  return alone((release) => spawnCli(args, { ...opts, windowOver: opts.alone === 'whole' ? undefined : release }), what)
+  return opts.alone ? alone(() => spawnCli(args, opts), what) : shared(() => spawnCli(args, opts), what)
 }
 
 /**
  * @param {string[]} args
- * @param {{ timeout?: number, env?: Record<string, string>, cwd?: string, windowOver?: () => void }} opts
+ * @param {{ timeout?: number, env?: Record<string, string>, cwd?: string }} opts
  * @returns {Promise<{ code: number | null, stdout: string, stderr: string }>}
  */
 function spawnCli (args, opts) {
@@ -45,14 +37,7 @@ function spawnCli (args, opts) {
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (c) => { stdout += c })
-    let windowOver = opts.windowOver
-    child.stderr.setEncoding('utf8').on('data', (c) => {
-      stderr += c
-      if (windowOver && WINDOW_OVER.test(stderr)) {
-        windowOver()
-        windowOver = undefined
-      }
-    })
+    child.stderr.setEncoding('utf8').on('data', (c) => { stderr += c })
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
       reject(new Error(`hotpath ${args.join(' ')} did not finish in ${opts.timeout ?? 60000} ms\n${stderr}`))

@@ -59,7 +59,7 @@ function logTime (dir, kind, waited, held, what = '') {
 export async function shared (fn, what) {
   const dir = sessionDir()
   if (dir === null) return fn()
-  const token = tokenFile(dir)
+  const token = join(dir, 'tokens', `${process.pid}-${++counter}`)
   const asked = Date.now()
   for (;;) {
     if (mayShare(dir)) {
@@ -80,20 +80,17 @@ export async function shared (fn, what) {
 }
 
 /**
- * Runs `fn` with the machine to itself: no other file's run of hotpath at the same time. `fn` may hand the machine
- * back before it ends (`release`): a doctor run's verdict rests on its load window, and what follows it — heap
- * snapshots, the report — may share the machine with the other file's runs; it goes on as a shared run, which the
- * next run alone waits for (the loads after a window beside another's window left it 1.4 cores: a leak read healthy).
+ * Runs `fn` with the machine to itself: no other file's run of hotpath at the same time.
  * @template T
- * @param {(release: () => void) => Promise<T>} fn
+ * @param {() => Promise<T>} fn
  * @param {string} [what] for the time log
  * @returns {Promise<T>}
  */
 export async function alone (fn, what) {
   const dir = sessionDir()
-  if (dir === null) return fn(() => {})
+  if (dir === null) return fn()
   const lock = join(dir, 'alone')
-  if (holder(lock) === process.pid) return fn(() => {})
+  if (holder(lock) === process.pid) return fn()
   const asked = Date.now()
   for (;;) {
     try {
@@ -108,35 +105,15 @@ export async function alone (fn, what) {
     await sleep(100)
   }
   let began = 0
-  /** @type {string | null} the shared run's token it goes on as, once it handed the machine back */
-  let token = null
-  const unlock = () => {
-    rmSync(lock, { recursive: true, force: true })
-    if (began > 0) logTime(dir, 'alone', began - asked, Date.now() - began, what)
-  }
-  const release = () => {
-    if (token !== null) return
-    token = tokenFile(dir)
-    writeFileSync(token, '')
-    unlock()
-  }
   try {
     // The other file's runs under way finish first; no new one starts.
     while (readdirSync(join(dir, 'tokens')).some(t => Number(t.split('-')[0]) !== process.pid && alive(Number(t.split('-')[0])))) await sleep(100)
     began = Date.now()
-    return await fn(release)
+    return await fn()
   } finally {
-    if (token === null) unlock()
-    else rmSync(token, { force: true })
+    rmSync(lock, { recursive: true, force: true })
+    if (began > 0) logTime(dir, 'alone', began - asked, Date.now() - began, what)
   }
-}
-
-/**
- * A new name for a run's token, the mark of a shared run under way that a run alone waits for.
- * @param {string} dir
- */
-function tokenFile (dir) {
-  return join(dir, 'tokens', `${process.pid}-${++counter}`)
 }
 
 /**
