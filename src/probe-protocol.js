@@ -125,8 +125,9 @@ export const RECORD = /** @type {const} */ ({
  * `sample` is the sampler's Sample (src/sampling/sampler.js) with the requests counted since the last; `waits` the
  * traced requests and the sites, resources and kinds they first named (src/sampling/wait-tracer.js); `gc-trace` the main
  * thread's GC pauses as [start µs monotonic, duration µs, kind index]; `load-start` both clocks at one instant;
- * `hello`'s `rawStacks`: the stacks it writes are positions in the code that ran, for the analysis to map.
- * @typedef {{ type: typeof RECORD.HELLO, time: number, pid: number, ppid: number, threadId: number, argv: string[], execArgv: string[], cwd: string, node: string, heapLimit: number, role: string, rawStacks?: boolean, interval: number }
+ * `hello`'s `rawStacks`: the stacks it writes are positions in the code that ran, for the analysis to map;
+ * its `oldGenerationLimit`: bytes, the limit set for the old generation (null: none set; V8 sized it).
+ * @typedef {{ type: typeof RECORD.HELLO, time: number, pid: number, ppid: number, threadId: number, argv: string[], execArgv: string[], cwd: string, node: string, heapLimit: number, oldGenerationLimit?: number | null, role: string, rawStacks?: boolean, interval: number }
  *   | ({ type: typeof RECORD.SAMPLE, time: number, interval: number } & Record<string, unknown>)
  *   | { type: typeof RECORD.LOAD_START, time: number, monotonic: number }
  *   | { type: typeof RECORD.LOAD_STOP, time: number, exited?: boolean }

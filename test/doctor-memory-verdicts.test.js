@@ -17,13 +17,14 @@ const server = (/** @type {string} */ name) => join(ROOT, 'test', 'fixtures', 's
 /**
  * doctor on a fixture server, its JSON diagnosis on stdout; the verdict is checked, so the machine is its alone.
  * @param {string} name
- * @param {{ args?: string[], node?: string[], code?: number, experiments?: boolean }} [o] doctor's own flags, node's,
- *   the exit code expected, and whether doctor may go on after its verdict (experiments, a larger heap limit)
+ * @param {{ args?: string[], node?: string[], code?: number, experiments?: boolean, env?: Record<string, string> }} [o]
+ *   doctor's own flags, node's, the exit code expected, whether doctor may go on after its verdict (experiments, a
+ *   larger heap limit), and the environment of both
  */
-async function doctor (name, { args = [], node = [], code = 0, experiments = false } = {}) {
+async function doctor (name, { args = [], node = [], code = 0, experiments = false, env } = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-memory-verdicts-'))
   const runDir = join(dir, 'run')
-  const run = await hotpath(['doctor', '-d', '3', ...args, '--no-progress', ...(experiments ? [] : ['--no-experiments']), '--save', runDir, '--json', '-', '--', process.execPath, ...node, server(name)], { timeout: 120_000, alone: true })
+  const run = await hotpath(['doctor', '-d', '3', ...args, '--no-progress', ...(experiments ? [] : ['--no-experiments']), '--save', runDir, '--json', '-', '--', process.execPath, ...node, server(name)], { timeout: 120_000, alone: true, env })
   assert.equal(run.code, code, `doctor exited ${run.code}\n${run.stderr}`)
   const d = JSON.parse(run.stdout)
   assertSchema('doctor', d)
@@ -66,6 +67,18 @@ test('a teaching server\'s throw-away arrays are gc, its handler\'s allocations 
   const loop = await lineOf('test/fixtures/servers/throwaway-arrays.js', '// the allocation')
   assert.ok(cpu && cpu.line >= loop - 1 && cpu.line <= loop, JSON.stringify(cpu))
   assert.ok(d.facts.recommendations.some((/** @type {any} */ r) => /semi-space|allocate/.test(r.kind)), JSON.stringify(d.facts.recommendations.map((/** @type {any} */ r) => r.kind)))
+})
+
+test('a heap near the old-generation limit NODE_OPTIONS sets reads against it, not V8\'s limit with the young generation\'s room', async () => {
+  // V8's heap_size_limit adds the young generation's reservation to the flag's 64 MB (48 MB more on Node 20, 192 MB on
+  // Node 24): against it a heap at the flag's limit read 40% to 70% of it, and the advice to raise the limit was lost.
+  const { d } = await doctor('heap-limit.js', { args: ['--no-retainers'], env: { NODE_OPTIONS: '--max-old-space-size=64' } })
+  assert.equal(d.category, 'gc', d.summary)
+  const near = d.facts.recommendations.find((/** @type {any} */ r) => r.kind === 'heap-near-limit')
+  assert.ok(near, JSON.stringify(d.facts.recommendations))
+  assert.equal(near.heapLimit, 64 * 1048576)
+  assert.ok(near.heapUsed > 0.7 * near.heapLimit && near.heapUsed <= near.heapLimit, `${near.heapUsed} of ${near.heapLimit}`)
+  assert.match(d.recommendations.join('\n'), /The heap reached [\d.]+ MB of a 67\.1 MB limit: raise it with node --max-old-space-size=<MB>/)
 })
 
 test('a heap limit too low for the requests in flight: the crash names V8\'s limit as the ceiling and the flag to raise', async () => {

@@ -108,11 +108,11 @@ export function plannedExperiments (category, s, env) {
   if (category === 'load-failed' || category === 'target-failed' || category === 'insufficient-data') return out
   const m = s.memory
   if ((category === 'gc' || category === 'memory-leak') && nearHeapLimit(s)) {
-    const limitMb = Math.round(m.heapLimit / MB)
+    const limitMb = Math.round(m.oldLimit / MB)
     // Never past what the machine has: a limit above its memory trades a heap error for the OOM killer.
-    const room = Math.min(totalmem() * 0.75, freemem() + m.heapLimit) / MB
+    const room = Math.min(totalmem() * 0.75, freemem() + m.oldLimit) / MB
     const ladder = [2, 4].map(k => Math.round((limitMb * k) / 64) * 64).filter(v => v <= room)
-    if (ladder.length > 0) out.push({ setting: 'max-old-space-size', kind: 'flag', why: 'heap-near-limit', current: String(limitMb), ladder: ladder.map(String), facts: { heapUsed: m.heapPeak, heapLimit: m.heapLimit } })
+    if (ladder.length > 0) out.push({ setting: 'max-old-space-size', kind: 'flag', why: 'heap-near-limit', current: String(limitMb), ladder: ladder.map(String), facts: { heapUsed: m.oldPeak, heapLimit: m.oldLimit } })
   }
   // After the heap's limit, when both are called for: a bigger young generation on a heap near its limit can only
   // bring the limit nearer.

@@ -103,7 +103,7 @@ export function recommend (category, s, culprits, run) {
     case 'gc': {
       const kind = dominantGc(s)
       if (kind === 'scavenge') out.push({ kind: 'scavenges' })
-      else if (nearHeapLimit(s)) out.push({ kind: 'heap-near-limit', heapUsed: s.memory.heapPeak, heapLimit: s.memory.heapLimit })
+      else if (nearHeapLimit(s)) out.push({ kind: 'heap-near-limit', heapUsed: s.memory.oldPeak, heapLimit: s.memory.oldLimit })
       else out.push({ kind: 'old-generation' })
       if (where) out.push({ kind: 'allocates-most', culprit: where })
       break

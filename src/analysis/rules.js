@@ -309,12 +309,12 @@ export function dominantGc (s) {
 }
 
 /**
- * Whether the heap comes near V8's limit: its highest reading, since a heap refilled to the limit many times a second
- * is below it right after each full collection.
+ * Whether the old generation comes near its limit: its highest reading, since a heap refilled to the limit many times
+ * a second is below it right after each full collection.
  * @param {Signals} s
  */
 export function nearHeapLimit (s) {
-  return s.memory.heapLimit > 0 && s.memory.heapPeak > THRESHOLDS.heapNearLimit * s.memory.heapLimit
+  return s.memory.oldLimit > 0 && s.memory.oldPeak > THRESHOLDS.heapNearLimit * s.memory.oldLimit
 }
 
 /**

@@ -25,15 +25,49 @@ export function memoryFigures (data, serving, start, rate) {
   return {
     trend,
     heapUsed: last.reduce((a, s) => a + s.memory.heapUsed, 0),
-    // How near the heap comes to its limit is read at its highest: the last sample alone falls before or after a full
-    // collection, and a heap refilled to its limit many times a second read 52% or 75% of it from one run to the next.
-    heapPeak: serving.threads.reduce((a, t) => a + serving.of(t).reduce((m, s) => Math.max(m, s.memory.heapUsed), 0), 0),
-    heapLimit: serving.threads.reduce((a, t) => a + (Number(t.hello.heapLimit) || 0), 0),
+    ...oldGeneration(serving),
     rss: last.reduce((a, s) => a + s.memory.rss, 0),
     perRequest: trend && rate > 0 ? trend.slope / rate : null,
     retained: retainedAsSeen(data)
   }
 }
+
+/**
+ * The old generation's highest reading in the window and the limit it was set (each serving thread's where it was set,
+ * else its whole heap's and V8's heap_size_limit). How near it comes to its limit is read at its highest: the last
+ * sample alone falls before or after a full collection, and a heap refilled to its limit many times a second read 52%
+ * or 75% of it from one run to the next. The heap's spaces are read once a second, so the old generation is also read
+ * at every sample as the heap less the most the young one held in the window, which is never more than it held.
+ * @param {import('./signals-serving.js').Serving} serving
+ * @returns {{ oldPeak: number, oldLimit: number }}
+ */
+function oldGeneration (serving) {
+  let oldPeak = 0
+  let oldLimit = 0
+  for (const t of serving.threads) {
+    const samples = serving.of(t)
+    const set = Number(t.hello.oldGenerationLimit)
+    if (!(set > 0)) {
+      oldPeak += samples.reduce((m, s) => Math.max(m, s.memory.heapUsed), 0)
+      oldLimit += Number(t.hello.heapLimit) || 0
+      continue
+    }
+    let young = 0
+    let old = 0
+    for (const s of samples) {
+      if (!s.heapSpaces) continue
+      const spaces = Object.entries(s.heapSpaces)
+      young = Math.max(young, spaces.reduce((a, [name, used]) => YOUNG_SPACES.has(name) ? a + used : a, 0))
+      old = Math.max(old, spaces.reduce((a, [name, used]) => YOUNG_SPACES.has(name) || name === 'read_only_space' ? a : a + used, 0))
+    }
+    for (const s of samples) old = Math.max(old, s.memory.heapUsed - young)
+    oldPeak += old
+    oldLimit += set
+  }
+  return { oldPeak, oldLimit }
+}
+
+const YOUNG_SPACES = new Set(['new_space', 'new_large_object_space'])
 
 /**
  * What the heap snapshots after the load found, its holders' files as the target sees them.

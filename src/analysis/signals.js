@@ -58,8 +58,9 @@ import { computeWaits } from './waits.js'
  * @property {{ count: number, utilization: number }} helpers the serving processes' other threads (worker pools): how
  *   many, and the busiest one's mean event-loop utilisation
  * @property {{ share: number, cpuShare: number, byKind: Record<string, { share: number, count: number }>, count: number }} gc
- * @property {{ trend: HeapTrend | null, heapUsed: number, heapPeak: number, heapLimit: number, rss: number, perRequest: number | null, retained: import('./run-data.js').Retainers | null }} memory
- *   `heapUsed` at the end of the window, `heapPeak` the most it held in it; `retained`: what keeps what the load left alive, when heap snapshots were taken after it
+ * @property {{ trend: HeapTrend | null, heapUsed: number, oldPeak: number, oldLimit: number, rss: number, perRequest: number | null, retained: import('./run-data.js').Retainers | null }} memory
+ *   `heapUsed` at the end of the window; `oldPeak` the most the old generation held in it, `oldLimit` the limit set
+ *   for it (where none was, the whole heap's highest reading and V8's heap_size_limit); `retained`: what keeps what the load left alive, when heap snapshots were taken after it
  * @property {any[]} listeners listener growth seen in the serving processes, most first, with pid
  * @property {{ agent: string, maxSockets: number, maxQueued: number, maxInUse: number }[]} agents outgoing pools that queued or filled
  * @property {import('./signals-env.js').EnvReadSignal[]} env the environment variables the serving processes read,

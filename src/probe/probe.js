@@ -23,6 +23,7 @@ import { TransformedScripts } from './transformed-scripts.js'
 import { RuntimeHooks } from './runtime-hooks.js'
 import { heapAfterFullGc } from '../profile/capture.js'
 import { memoryGroup } from '../memory-cgroup.js'
+import { oldGenerationLimit } from './old-generation-limit.js'
 import { COMMAND, MESSAGE, RECORD } from '../probe-protocol.js'
 
 /** A sample's GC tally when its thread's observer saw none. */
@@ -371,6 +372,7 @@ export class Probe {
       cwd: process.cwd(),
       node: process.version,
       heapLimit: v8.getHeapStatistics().heap_size_limit,
+      oldGenerationLimit: oldGenerationLimit(process.execArgv, process.env.NODE_OPTIONS),
       role: !isMainThread ? 'worker-thread' : cluster.isWorker ? 'cluster-worker' : 'main',
       // The stacks it writes give positions in the code that ran, unmapped (sampling/stack.js): the analysis maps them.
       rawStacks: true,
