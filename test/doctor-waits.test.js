@@ -12,6 +12,7 @@ import { assertSchema } from './helpers/schema.js'
 import { hotpath } from './helpers/cli.js'
 import { lineOf } from './helpers/source-lines.js'
 import { backendsEnv, stopBackends } from './helpers/backends.js'
+import { exampleRun } from './helpers/example-runs.js'
 import { missing } from '../examples/backends/backends.js'
 import { startLineStore } from '../bench/lib/line-protocol.js'
 
@@ -50,13 +51,20 @@ function assertWaitCulprit (c, file, line) {
 after(stopBackends)
 
 describe('waits on PostgreSQL and Redis', { skip: missing().postgres ?? missing().redis ?? false }, () => {
-  /** @type {Record<string, string>} */
-  let env
-  before(async () => { env = await backendsEnv() })
+  /**
+   * The example's doctor run with the backends (-d 4; small-pool -c 12), shared with report.test.js.
+   * @param {string} name
+   */
+  async function example (name) {
+    const r = await exampleRun(name, await backendsEnv())
+    assert.equal(r.code, 0, `doctor exited ${r.code}\n${r.stderr}\n${r.out}`)
+    assertSchema('doctor', r.d)
+    return { d: r.d, out: r.out, env: r.env }
+  }
 
   test('a session store in SQL: the line that awaits the query, with the query and its round trip', async () => {
     const file = 'examples/sql-sessions/server.js'
-    const { d, out } = await doctor(file, { DATABASE_URL: env.DATABASE_URL })
+    const { d, out, env } = await example('sql-sessions')
     assert.equal(d.category, 'io', d.summary)
     const wait = assertWaitCulprit(d.culprits[0], file, await lineOf(file, '// the wait'))
     assert.equal(wait.resource.type, 'postgres')
@@ -72,7 +80,7 @@ describe('waits on PostgreSQL and Redis', { skip: missing().postgres ?? missing(
 
   test('a cache read one key at a time: an N+1, with the loop and what one MGET would save', async () => {
     const file = 'examples/cache-n-plus-one/server.js'
-    const { d, out } = await doctor(file, { REDIS_URL: env.REDIS_URL })
+    const { d, out } = await example('cache-n-plus-one')
     assert.equal(d.category, 'io', d.summary)
     const wait = assertWaitCulprit(d.culprits[0], file, await lineOf(file, '// the wait'))
     assert.equal(wait.resource.type, 'redis')
@@ -88,7 +96,7 @@ describe('waits on PostgreSQL and Redis', { skip: missing().postgres ?? missing(
 
   test('a pool too small: blamed where it is created, with its limit, then the query', async () => {
     const file = 'examples/small-pool/server.js'
-    const { d, out } = await doctor(file, { DATABASE_URL: env.DATABASE_URL }, ['-c', '12'])
+    const { d, out } = await example('small-pool')
     assert.equal(d.category, 'io', d.summary)
     const pool = assertWaitCulprit(d.culprits[0], file, await lineOf(file, '// the pool'))
     assert.equal(pool.pool.connections, 2)

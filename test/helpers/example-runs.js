@@ -1,5 +1,5 @@
-// One doctor run per example, shared by the test files that read it: doctor.test.js checks its verdict and culprits,
-// report.test.js its HTML report, doctor-culprits.test.js what it blames. node --test runs each file in a process of
+// One doctor run per example, shared by the test files that read it: doctor.test.js and doctor-waits.test.js check its
+// verdict and culprits, report.test.js its HTML report, doctor-culprits.test.js what it blames. node --test runs each file in a process of
 // its own, so a run is kept on disk for the rest of that node --test invocation (helpers/machine.js's folder), with a
 // lock, so that two files running at once record it once; it is recorded with the machine to itself. A file run on
 // its own (node test/doctor.test.js) records its runs afresh.
@@ -25,7 +25,9 @@ const FLAGS = {
   'worker-threads': ['-d', '5'],
   // Its overload protection answers 503 once the loop is 98% busy, as it should under a closed-loop load on a shared
   // machine, and mostly 503s are a failed load: a fixed rate well inside what it serves measures the page instead.
-  production: ['-d', '4', '-R', '400']
+  production: ['-d', '4', '-R', '400'],
+  // More requests than its pool of two has connections, by far: the queue is what doctor-waits.test.js checks.
+  'small-pool': ['-d', '4', '-c', '12']
 }
 
 /**
@@ -36,21 +38,24 @@ const FLAGS = {
  * @property {number | null} code
  * @property {string} save the run directory
  * @property {string} html the report
+ * @property {Record<string, string>} env what the target was given (a database's URL: the backends of the file that
+ *   recorded the run)
  */
 
 /**
  * doctor on examples/<name>/server.js, once per test run.
  * @param {string} example
- * @param {Record<string, string>} [env] for the target (an example that waits on a database); a run with an
- *   environment of its own is not shared
+ * @param {Record<string, string>} [env] for the target: an example that waits on a database gets helpers/backends.js's,
+ *   and the run is shared with the files that ask with the same variables (each file starts backends of its own, alike
+ *   but for their ports)
  * @returns {Promise<ExampleRun>}
  */
 export async function exampleRun (example, env = {}) {
   const flags = FLAGS[example] ?? []
   const args = [...(flags.includes('-a') || flags.includes('-d') ? [] : ['-d', '4']), ...flags]
-  const shared = Object.keys(env).length === 0 ? sessionDir() : null
+  const shared = sessionDir()
   if (shared === null) return record(await mkdtemp(join(tmpdir(), `hotpath-example-${example}-`)), example, args, env)
-  const dir = join(shared, example)
+  const dir = join(shared, [example, ...Object.keys(env).sort()].join('-'))
   const done = join(dir, 'done.json')
   const lock = `${dir}.lock`
   for (;;) {
@@ -95,5 +100,5 @@ async function record (dir, example, args, env) {
   try {
     d = JSON.parse(await readFile(json, 'utf8'))
   } catch {}
-  return { d, out: r.stdout, stderr: r.stderr, code: r.code, save, html }
+  return { d, out: r.stdout, stderr: r.stderr, code: r.code, save, html, env }
 }

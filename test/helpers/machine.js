@@ -35,8 +35,8 @@ export function sessionDirOf (pid) {
 }
 
 /**
- * Notes in the session's time log how long a run waited for the machine and held it, for test/run.js to say where
- * the suite's time goes.
+ * Notes in the session's time log how long a run waited for the machine and held it, and when it ended, for
+ * test/run.js to say where the suite's time goes.
  * @param {string} dir
  * @param {'alone' | 'shared' | 'file'} kind
  * @param {number} waited ms
@@ -45,7 +45,7 @@ export function sessionDirOf (pid) {
  */
 function logTime (dir, kind, waited, held, what = '') {
   try {
-    appendFileSync(join(dir, 'times.ndjson'), JSON.stringify({ file: relative(process.cwd(), process.argv[1] ?? ''), kind, what, waited: Math.round(waited), held: Math.round(held) }) + '\n')
+    appendFileSync(join(dir, 'times.ndjson'), JSON.stringify({ file: relative(process.cwd(), process.argv[1] ?? ''), kind, what, waited: Math.round(waited), held: Math.round(held), end: Date.now() }) + '\n')
   } catch {}
 }
 
