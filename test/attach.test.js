@@ -179,14 +179,14 @@ test('a process that exits during an attached run fails the run (exit 4) with it
 test('--attach refuses, in one line and with exit 2, what it cannot attach to, and leaves it running', { timeout: 60000 }, async () => {
   const gone = spawn(process.execPath, ['-e', ''])
   await new Promise(resolve => gone.once('exit', resolve))
-  const none = await hotpath(['doctor', '--attach', String(gone.pid)])
+  const none = await hotpath(['doctor', '--attach', String(gone.pid)], { refused: true })
   assert.equal(none.code, 2)
   assert.deepEqual(oneLine(none), [`hotpath doctor: no process with pid ${gone.pid}`])
 
   const sleeper = spawn('sleep', ['30'], { stdio: 'ignore' })
   await new Promise(resolve => sleeper.once('spawn', resolve))
   try {
-    const r = await hotpath(['doctor', '--attach', String(sleeper.pid)])
+    const r = await hotpath(['doctor', '--attach', String(sleeper.pid)], { refused: true })
     assert.equal(r.code, 2)
     assert.match(oneLine(r).join('\n'), /^hotpath doctor: pid \d+ is not a Node\.js process \(it runs .*sleep\)$/)
     await new Promise(resolve => setTimeout(resolve, 200))
@@ -196,10 +196,10 @@ test('--attach refuses, in one line and with exit 2, what it cannot attach to, a
     sleeper.kill('SIGKILL')
   }
 
-  const both = await hotpath(['flame', '--attach', '1', '--', 'node', 'x.js'])
+  const both = await hotpath(['flame', '--attach', '1', '--', 'node', 'x.js'], { refused: true })
   assert.equal(both.code, 2)
   assert.deepEqual(oneLine(both), ['hotpath flame: give either --attach <pid> or -- <command>, not both'])
-  const bad = await hotpath(['doctor', '--attach', 'abc'])
+  const bad = await hotpath(['doctor', '--attach', 'abc'], { refused: true })
   assert.equal(bad.code, 2)
   assert.equal(oneLine(bad).length, 1)
 })
@@ -209,7 +209,7 @@ test('--attach refuses a process whose inspector is open already or would open o
   try {
     process.kill(/** @type {number} */ (opened.child.pid), 'SIGUSR1')
     await waitUntil(() => /Debugger listening/.test(opened.output()))
-    const r = await hotpath(['doctor', '-d', '1', '--attach', String(opened.child.pid)])
+    const r = await hotpath(['doctor', '-d', '1', '--attach', String(opened.child.pid)], { refused: true })
     assert.equal(r.code, 2)
     assert.deepEqual(oneLine(r), [`hotpath doctor: pid ${opened.child.pid} has its inspector open already (port 9229): a debugger may be using it, and hotpath does not share it`])
     const state = JSON.parse((await get(Number(opened.match[1]), '/__state')).body)
@@ -220,7 +220,7 @@ test('--attach refuses a process whose inspector is open already or would open o
   }
   const exposed = await start([process.execPath, '--inspect-port=0.0.0.0:9339', 'test/fixtures/servers/attach-state.js'], /listening (\d+)/)
   try {
-    const r = await hotpath(['doctor', '-d', '1', '--attach', String(exposed.child.pid)])
+    const r = await hotpath(['doctor', '-d', '1', '--attach', String(exposed.child.pid)], { refused: true })
     assert.equal(r.code, 2)
     assert.deepEqual(oneLine(r), [`hotpath doctor: pid ${exposed.child.pid} would open its inspector on 0.0.0.0 (its --inspect-port names that host), not on 127.0.0.1: hotpath does not open it`])
     assert.equal(JSON.parse((await get(Number(exposed.match[1]), '/__state')).body).inspector, null)
@@ -229,7 +229,7 @@ test('--attach refuses a process whose inspector is open already or would open o
   }
   const flagged = await start([process.execPath, '--inspect=127.0.0.1:0', 'test/fixtures/servers/attach-state.js'], /listening (\d+)/)
   try {
-    const r = await hotpath(['flame', '-d', '1', '--attach', String(flagged.child.pid)])
+    const r = await hotpath(['flame', '-d', '1', '--attach', String(flagged.child.pid)], { refused: true })
     assert.equal(r.code, 2)
     assert.match(oneLine(r).join('\n'), /^hotpath flame: pid \d+ was started with --inspect: its inspector is open already/)
   } finally {
