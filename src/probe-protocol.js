@@ -105,7 +105,7 @@ export const RECORD = /** @type {const} */ ({
  * `hello` from a main thread carries the heap's limit and the container's memory limit (null: none) with its cgroup's
  * directory (where hotpath reads whether the out-of-memory killer killed it), `started` the heap
  * settled before the load: hotpath keeps them, for a target that dies before its event log is flushed.
- * @typedef {{ type: typeof MESSAGE.HELLO, pid: number, threadId: number, role: string, heapLimit?: number, memoryLimit?: number | null, memoryGroup?: string | null, node?: string }
+ * @typedef {{ type: typeof MESSAGE.HELLO, pid: number, threadId: number, role: string, heapLimit?: number, oldGenerationLimit?: number | null, memoryLimit?: number | null, memoryGroup?: string | null, node?: string }
  *   | ListeningMessage
  *   | { type: typeof MESSAGE.STARTED, pid: number, threadId: number, heapUsed?: number }
  *   | { type: typeof MESSAGE.STOPPED, pid: number, threadId: number, settled?: { start?: number, end?: number }, gcMs?: number, windowMs?: number, traced?: number }

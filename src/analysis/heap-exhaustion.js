@@ -47,7 +47,8 @@ export function heapExhaustion (data) {
   const start = limits?.heapAtStart ?? main?.settled.start ?? null
   const budgetPerRequest = heapLimit !== null && inFlight !== null && inFlight > 0 ? Math.max(0, heapLimit - (start ?? 0)) / inFlight : null
   const ceiling = memoryLimit !== null && heapLimit !== null && heapLimit >= HEAP_SHARE_OF_MEMORY * memoryLimit ? 'container' : 'heap-limit'
-  const raiseTo = ceiling === 'heap-limit' ? raisedLimit(run.command.join(' '), heapLimit, memory) : null
+  const oldLimit = limits?.oldGenerationLimit ?? (Number(main?.hello.oldGenerationLimit) || null)
+  const raiseTo = ceiling === 'heap-limit' ? raisedLimit(run.command.join(' '), oldLimit ?? heapLimit, memory) : null
   return { heapLimit, memoryLimit, memory, inFlight, budgetPerRequest, ceiling, raiseTo, lowerTo: null, node: limits?.node ?? (main ? String(main.hello.node ?? '') || null : null) }
 }
 
@@ -79,7 +80,8 @@ export function memoryKilled (data) {
 
 /**
  * The heap limit worth trying (MB): twice what the command set (the flag sets the old generation; V8's limit adds the
- * young one), else twice V8's limit, never past 75% of the memory; null when that is no raise.
+ * young one), else twice the old generation's limit the probe read (NODE_OPTIONS' flag) or V8's, never past 75% of the
+ * memory; null when that is no raise.
  * @param {string} target the command
  * @param {number | null} heapLimit bytes
  * @param {number} memory bytes

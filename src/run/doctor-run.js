@@ -275,6 +275,7 @@ async function record (options, runDir, target, startedAt) {
 /**
  * @typedef {object} Limits
  * @property {number} heapLimit V8's heap limit, bytes
+ * @property {number | null} [oldGenerationLimit] the old generation's, bytes, when --max-old-space-size set it
  * @property {number | null} memoryLimit the container's (cgroup's) memory limit, bytes; null: none
  * @property {string | null} node the Node version
  * @property {number | null} heapAtStart the heap after the full collection just before the load
@@ -297,6 +298,7 @@ function limitsOf (channel, started, pid) {
   const start = started.find(m => m.pid === pid && m.threadId === 0)?.heapUsed
   return {
     heapLimit: hello.heapLimit,
+    oldGenerationLimit: typeof hello.oldGenerationLimit === 'number' ? hello.oldGenerationLimit : null,
     memoryLimit: typeof hello.memoryLimit === 'number' ? hello.memoryLimit : null,
     node: typeof hello.node === 'string' ? hello.node : null,
     heapAtStart: typeof start === 'number' ? start : null,
