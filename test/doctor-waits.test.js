@@ -107,6 +107,25 @@ describe('waits on PostgreSQL and Redis', { skip: missing().postgres ?? missing(
     assert.equal(query.line, await lineOf(file, '// the query'))
     assert.match(out, /too small for the concurrency/)
   })
+
+  test('an ORM\'s N+1 on a loop it saturates: too busy to trace in the window, its queries are counted after it', async () => {
+    // Sequelize's CPU for each query, not PostgreSQL, is what runs out: the verdict is the loop's, and the advice that
+    // comes first is the line that makes a query per order, in its loop.
+    const file = 'test/fixtures/servers/orm-n-plus-one.js'
+    const { d } = await doctor(file, { DATABASE_URL: (await backendsEnv()).DATABASE_URL })
+    assert.equal(d.category, 'event-loop', d.summary)
+    const [first] = d.facts.recommendations
+    assert.equal(first.kind, 'fewer-calls', JSON.stringify(d.facts.recommendations.map((/** @type {any} */ r) => r.kind)))
+    const most = first.calls.most
+    assert.deepEqual([most.file, most.line], [file, await lineOf(file, '// the query')])
+    assert.deepEqual(most.loop, { file, line: await lineOf(file, '// the loop') })
+    // 500 orders of 40 customers: 12 or 13 an order list, and the list's own query.
+    assert.ok(most.perRequest >= 10 && most.perRequest <= 14, `${most.perRequest} a request`)
+    assert.ok(first.calls.perRequest >= most.perRequest + 0.9 && first.calls.perRequest <= most.perRequest + 1.1, `${first.calls.perRequest} in all`)
+    assert.deepEqual(first.calls.to, ['postgres'])
+    assert.ok(first.calls.traced >= 4)
+    assert.match(d.recommendations[0], /^Each request made \d+ round trips to postgres, \d+ of them at test\/fixtures\/servers\/orm-n-plus-one\.js:\d+ \(postgres SELECT … FROM "lines" .*\), one after another in the loop at test\/fixtures\/servers\/orm-n-plus-one\.js:\d+: /)
+  })
 })
 
 describe('waits on anything else', () => {

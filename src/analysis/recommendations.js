@@ -57,8 +57,12 @@ import { poolIsFull, queueIsMinor, waitLine } from './wait-line.js'
  *   | { kind: 'hoist-require', cost: AvoidableSignal }
  *   | { kind: 'precompile', installed: import('./signals-avoidable.js').Installed, stackTraceLimit: number | null }
  *   | { kind: 'remove-polyfill', polyfill: import('./signals-avoidable.js').PolyfillSignal }
- *   | { kind: 'overload-protection', utilization: number, connections: number, latencyMeanMs: number, serverTimeMs: number }} Advice
+ *   | { kind: 'overload-protection', utilization: number, connections: number, latencyMeanMs: number, serverTimeMs: number }
+ *   | { kind: 'fewer-calls', calls: import('./calls-after.js').CallsAfter }} Advice
  */
+
+/** Calls a request makes from one line for them to come before the CPU advice: a loop's, not a lookup and a write. */
+const N_PLUS_ONE = 3
 
 /** @typedef {import('./signals-avoidable.js').AvoidableSignal} AvoidableSignal */
 
@@ -83,6 +87,10 @@ export function recommend (category, s, culprits, run) {
   const saturated = saturation(s)
   switch (category) {
     case 'event-loop': {
+      // A line that calls another server several times a request (an N+1) on a saturated loop: each call is the
+      // client's CPU too, and one call for all of them is the change that frees the most of it.
+      const calls = s.calls && s.calls.most.perRequest >= N_PLUS_ONE ? s.calls : null
+      if (calls) out.push({ kind: 'fewer-calls', calls })
       out.push(...avoidable)
       // A middleware's code run inside the route's call (its res.end wrapper) is the middleware's to trim, not the
       // route's.
@@ -93,6 +101,7 @@ export function recommend (category, s, culprits, run) {
       if (where && !named && (!patched || patched.of < 0.5)) out.push({ kind: 'make-cheaper', culprit: where })
       // A loop held by work it need not do has its remedy above; moving CPU work elsewhere is for work it must do.
       if (!(named && avoidableCost(s) !== null && avoidableOnly(s))) out.push({ kind: 'move-cpu-work' })
+      if (s.calls && !calls) out.push({ kind: 'fewer-calls', calls: s.calls })
       if (saturated) out.push(saturated)
       out.push({ kind: 'profile', command: run.command.join(' ') })
       break

@@ -15,6 +15,7 @@ import { avoidableSignals } from './signals-avoidable.js'
 import { mainThreads, recordedOtherPorts, requestCounts, servingThreads, threadKey } from './signals-serving.js'
 import { roleOf, summarizeThread } from './signals-threads.js'
 import { computeWaits } from './waits.js'
+import { callsAfterWindow } from './calls-after.js'
 
 /** @typedef {import('./run-data.js').RunData} RunData */
 /** @typedef {import('./run-data.js').ThreadRecord} ThreadRecord */
@@ -72,6 +73,8 @@ import { computeWaits } from './waits.js'
  * @property {import('./floating-work.js').FloatingWork[]} floating work the traced requests started and left pending
  *   when their responses finished (promises fired and not awaited), by site
  * @property {import('./waits.js').WaitSignals} waits where the traced requests of the serving threads waited
+ * @property {import('./calls-after.js').CallsAfter | null} calls for a server too busy to trace in the window, the
+ *   calls to other servers its requests made in a traced load after it
  * @property {import('./signals-avoidable.js').AvoidableSignals} avoidable work on the serving threads that the request
  *   path need not do (a stack read, a sync call with an async form, require()), what the app replaced of the runtime
  *   that ran within it, and the built-ins it replaced with userland code
@@ -120,6 +123,7 @@ export function computeSignals (data) {
   const serverTimeMean = timed.requests > 0 ? Math.max(timed.totalMs / timed.requests, cpuPerRequestMs) : Math.max(littleMs, cpuPerRequestMs)
   const backends = localBackends(data, serving.processThreads, seconds)
 
+  const waits = savingsAtMeanTime(computeWaits(serving.threads, start, end, data.run.cwd), serverTimeMean)
   return {
     window: { start, end, seconds },
     port,
@@ -146,7 +150,8 @@ export function computeSignals (data) {
     env: envReads(serving.processThreads, data.run.cwd),
     outgoing: outgoingCalls(data, serving.processThreads, start, end, finished, serverTimeMean),
     cost: costTrend(serving.samples, { serving: measuredSamples, processes: processSamples }, port, start, COST_LIMITS),
-    waits: savingsAtMeanTime(computeWaits(serving.threads, start, end, data.run.cwd), serverTimeMean),
+    waits,
+    calls: callsAfterWindow(serving.threads, data.run, waits.traced),
     floating: runFloatingWork(serving.threads, start, end, data.run),
     avoidable: avoidableSignals(data, port),
     load: loadShape(data.run),

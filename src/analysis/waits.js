@@ -82,9 +82,11 @@ export { resourceName } from './wait-site-totals.js'
  * @param {number} start window start, epoch ms
  * @param {number} end window end
  * @param {string} fallbackCwd
+ * @param {{ byHandler?: boolean }} [o] `byHandler`: a handler whose waits at several lines add up is told as one (the
+ *   default), else each line on its own
  * @returns {WaitSignals}
  */
-export function computeWaits (threads, start, end, fallbackCwd) {
+export function computeWaits (threads, start, end, fallbackCwd, { byHandler = true } = {}) {
   /** @type {Map<string, import('./wait-site-totals.js').Acc>} */
   const bySite = new Map()
   /** @type {Map<string, { acc: import('./wait-site-totals.js').Acc, lines: Set<number> }>} */
@@ -142,7 +144,7 @@ export function computeWaits (threads, start, end, fallbackCwd) {
     .filter(w => !inSequence(w))
     .concat(sequences)
     .sort((a, b) => b.share - a.share)
-  const grouped = handlers(sites)
+  const grouped = byHandler ? handlers(sites) : { groups: [], absorbed: new Set() }
   const told = sites.filter(w => !grouped.absorbed.has(w)).concat(grouped.groups).sort((a, b) => b.share - a.share)
   return {
     traced,

@@ -637,7 +637,9 @@ export class Probe {
     // What the load left alive and the GC time it cost, for hotpath to decide at once whether to look at what keeps
     // it (doctor's retainers) and who allocates (its allocation phase).
     const gc = this.profiles.gcMs === null ? {} : { gcMs: this.profiles.gcMs, windowMs: stoppedAt - this.loadStartedAt }
-    return { settled: this.settled, ...gc, traced: this.waits.traced - this.tracedBefore }
+    // With the servers it holds connections to: a server too busy to trace its requests may still spend its CPU on
+    // its calls to them (an ORM's N+1), which doctor then counts in a traced load of their own.
+    return { settled: this.settled, ...gc, traced: this.waits.traced - this.tracedBefore, clients: this.sockets.openEndpoints() }
   }
 
   /**

@@ -10,7 +10,7 @@ import { attachedTarget, inspectProcess } from './target/attach.js'
 import { hostNow, hostUseSince } from './host/host-use.js'
 import { planMemoryPhases, recordMemoryPhases, watchRelease } from './phases/memory-phases.js'
 import { recordRetainers, removeSnapshots, retainerPhaseSeconds, retainerSeconds } from './phases/retainer-phases.js'
-import { traceRequests } from './phases/tracing-phase.js'
+import { callsUntraced, traceRequests } from './phases/tracing-phase.js'
 import { COMMAND, MESSAGE } from '../probe-protocol.js'
 import { observeFor } from './observe.js'
 import { oomKills } from '../memory-cgroup.js'
@@ -202,6 +202,9 @@ async function record (options, runDir, target, startedAt) {
   const phases = plan ? await recordMemoryPhases(target, { plan, heapInterval: options.heapInterval, listening, url, load: phaseLoad(options), observe, signal: abort.signal, status }) : {}
   if (plan?.trace && !abort.signal.aborted && target.exitInfo === null) {
     status(`The ${observe ? 'traffic' : 'load'} left ${(plan.keptBytes / 1048576).toFixed(1)} MB alive with its requests untraced (a busy server is not): ${observe ? 'observing' : 'loading'} once more with them traced, to see what work they leave pending (Ctrl-C skips)…`)
+    phases.tracing = await traceRequests(target, { pid: listening.pid, url, load: phaseLoad(options), observe, signal: abort.signal })
+  } else if (!phases.tracing && !observe && result !== null && !result.failed && failure === null && !abort.signal.aborted && target.exitInfo === null && callsUntraced(stopped.messages, listening.pid)) {
+    status('The server was too busy to trace its requests, and it holds connections to other servers: loading once more with its requests traced, to count the calls each makes (Ctrl-C skips)…')
     phases.tracing = await traceRequests(target, { pid: listening.pid, url, load: phaseLoad(options), observe, signal: abort.signal })
   }
   /**

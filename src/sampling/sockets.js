@@ -115,6 +115,13 @@ export class SocketWatcher {
     watchers.delete(this)
   }
 
+  /** How many servers this process has client connections open to. */
+  openEndpoints () {
+    let n = 0
+    for (const e of this.#endpoints.values()) if (e.open > 0) n++
+    return n
+  }
+
   /**
    * Every operation seen so far, and every endpoint; resets the high-water marks.
    * @returns {{ ops: TripStats[], endpoints: EndpointStats[] }}

@@ -83,7 +83,19 @@ export function adviceText (a) {
     case 'precompile': return precompileText(a.installed, a.stackTraceLimit)
     case 'remove-polyfill': return polyfillText(a.polyfill)
     case 'overload-protection': return overloadText(a)
+    case 'fewer-calls': return fewerCallsText(a.calls)
   }
+}
+
+/**
+ * @param {import('../../analysis/calls-after.js').CallsAfter} c
+ */
+function fewerCallsText (c) {
+  const n = (/** @type {number} */ v) => v >= 3 ? String(Math.round(v)) : String(Math.round(v * 10) / 10)
+  const to = c.to.length > 1 ? `${c.to.slice(0, -1).join(', ')} and ${c.to.at(-1)}` : c.to[0]
+  const m = c.most
+  const loop = m.loop ? `, one after another in the loop at ${placeText(m.loop.file, m.loop.line)}` : ''
+  return `Each request made ${n(c.perRequest)} round trips to ${to}, ${n(m.perRequest)} of them at ${placeText(m.file, m.line)} (${m.op})${loop}: on a loop this busy each call is also the client's CPU — building the query, parsing the reply — so fetch what a request needs in fewer calls (a join, WHERE id IN (…), MGET) rather than one a row. (Counted in a traced load after the window, ${c.traced} requests: the server was too busy to trace in it.)`
 }
 
 /**

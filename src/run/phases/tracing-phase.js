@@ -14,6 +14,18 @@ import { COMMAND, MESSAGE } from '../../probe-protocol.js'
 export const TRACED_ENOUGH = 4
 
 /**
+ * Whether a server too busy for its requests to be traced in the window talks to other servers (a database, a cache):
+ * the CPU that keeps it busy may be its clients' work on each call, and how many calls a request makes, from which
+ * line, is then the answer — counted in a traced load after the window.
+ * @param {any[]} stopped the probes' 'stopped' messages
+ * @param {number} pid the loaded process
+ */
+export function callsUntraced (stopped, pid) {
+  const main = stopped.find(m => m.pid === pid && m.threadId === 0)
+  return main !== undefined && !(Number(main.traced) >= TRACED_ENOUGH) && Number(main.clients) > 0
+}
+
+/**
  * @typedef {object} TracingRecord what run.json keeps of the phase
  * @property {number} start epoch ms the load began
  * @property {number} end epoch ms the requests traced were written
