@@ -4,6 +4,13 @@
 // line. Each end names a type by its constant here, and the typedefs say what each type carries. docs/architecture.md
 // describes the channel and the run directory.
 
+/**
+ * Requests a window must have traced for doctor to read its waits from it: the tracer takes four to judge whether
+ * requests wait or leave work (src/sampling/wait-tracer.js). Fewer, and doctor traces a short load after the window
+ * (src/run/phases/tracing-phase.js) when what it needs to know is in them.
+ */
+export const TRACED_ENOUGH = 4
+
 /** The commands hotpath sends the probes. `load-start` (and `state`) with `observe: true` opens a window on the traffic
  * the server gets, with no load of hotpath's: the probe then times its requests by route. */
 export const COMMAND = /** @type {const} */ ({
@@ -108,7 +115,7 @@ export const RECORD = /** @type {const} */ ({
  * @typedef {{ type: typeof MESSAGE.HELLO, pid: number, threadId: number, role: string, heapLimit?: number, oldGenerationLimit?: number | null, memoryLimit?: number | null, memoryGroup?: string | null, node?: string }
  *   | ListeningMessage
  *   | { type: typeof MESSAGE.STARTED, pid: number, threadId: number, heapUsed?: number }
- *   | { type: typeof MESSAGE.STOPPED, pid: number, threadId: number, settled?: { start?: number, end?: number }, gcMs?: number, windowMs?: number, traced?: number }
+ *   | { type: typeof MESSAGE.STOPPED, pid: number, threadId: number, settled?: { start?: number, end?: number }, gcMs?: number, windowMs?: number, traced?: number, clients?: number }
  *   | { type: typeof MESSAGE.HEAP_SNAPSHOT_DONE, pid: number, name: string, bytes?: number, ms?: number, error?: string }
  *   | { type: typeof MESSAGE.HEAP_SAMPLING_STARTED, pid: number, error?: string }
  *   | { type: typeof MESSAGE.HEAP_SAMPLING_DONE, pid: number, name?: string, error?: string }

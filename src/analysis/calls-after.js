@@ -2,7 +2,7 @@
 // to other servers: an ORM builds each query and parses each reply on the loop, so twenty queries a request where one
 // would do are twenty times the client's work. doctor then traces a short load after the window
 // (src/run/phases/tracing-phase.js); this counts the round trips its requests made, and from which line of the app.
-import { TRACED_ENOUGH } from '../run/phases/tracing-phase.js'
+import { TRACED_ENOUGH } from '../probe-protocol.js'
 import { computeWaits } from './waits.js'
 
 /** What a socket's round trip can be to (src/analysis/waits.js's resource types): a server, not a timer or a file. */

@@ -360,6 +360,7 @@ export class Probe {
   }
 
   start () {
+    const oldLimit = oldGenerationLimit(process.execArgv, process.env.NODE_OPTIONS)
     this.log.write({
       type: RECORD.HELLO,
       time: Date.now(),
@@ -372,7 +373,7 @@ export class Probe {
       cwd: process.cwd(),
       node: process.version,
       heapLimit: v8.getHeapStatistics().heap_size_limit,
-      oldGenerationLimit: oldGenerationLimit(process.execArgv, process.env.NODE_OPTIONS),
+      oldGenerationLimit: oldLimit,
       role: !isMainThread ? 'worker-thread' : cluster.isWorker ? 'cluster-worker' : 'main',
       // The stacks it writes give positions in the code that ran, unmapped (sampling/stack.js): the analysis maps them.
       rawStacks: true,
@@ -394,7 +395,7 @@ export class Probe {
     // The limits the heap lives under, on the channel at once: a target that dies of them may die before its first
     // flush (a heap thrashing at its limit from the load's first second never runs the flush timer).
     const group = isMainThread ? memoryGroup() : null
-    const limits = isMainThread ? { heapLimit: v8.getHeapStatistics().heap_size_limit, oldGenerationLimit: oldGenerationLimit(process.execArgv, process.env.NODE_OPTIONS), memoryLimit: group?.limit ?? null, memoryGroup: group?.dir ?? null, node: process.version } : {}
+    const limits = isMainThread ? { heapLimit: v8.getHeapStatistics().heap_size_limit, oldGenerationLimit: oldLimit, memoryLimit: group?.limit ?? null, memoryGroup: group?.dir ?? null, node: process.version } : {}
     this.options.channel.send({ type: MESSAGE.HELLO, pid: process.pid, threadId: this.tid, role: isMainThread ? 'main' : 'worker-thread', ...limits })
   }
 

@@ -5,7 +5,7 @@
 // more than the last, the retainer phases' heap snapshots (retainer-phases.js): they confirm a leak and name what keeps
 // it, within a budget of time, since a snapshot's cost grows with the heap.
 import { recordAllocations } from './allocation-phases.js'
-import { TRACED_ENOUGH } from './tracing-phase.js'
+import { TRACED_ENOUGH } from '../../probe-protocol.js'
 import { ask, probeOf } from '../heap-run.js'
 import { COMMAND, MESSAGE } from '../../probe-protocol.js'
 

@@ -5,13 +5,7 @@
 // done, and reads as garbage or a leak. What this load costs the server is in none of the run's figures: the window
 // is over.
 import { afterWindowLoad, ask, probeOf, runPhase } from '../heap-run.js'
-import { COMMAND, MESSAGE } from '../../probe-protocol.js'
-
-/**
- * The window must have traced fewer requests than this for the phase to run: tracing there takes four to judge
- * whether the requests wait or leave work (src/sampling/wait-tracer.js).
- */
-export const TRACED_ENOUGH = 4
+import { COMMAND, MESSAGE, TRACED_ENOUGH } from '../../probe-protocol.js'
 
 /**
  * Whether a server too busy for its requests to be traced in the window talks to other servers (a database, a cache):
