@@ -108,6 +108,20 @@ describe('waits on PostgreSQL and Redis', { skip: missing().postgres ?? missing(
     assert.match(out, /too small for the concurrency/)
   })
 
+  test('an N+1 whose query is in a helper the loop calls: the loop\'s line, called an N+1, with the batched query', async () => {
+    // The tracer sees the first call's stack through the helper and the later ones' not: two sites of one query at
+    // one line of the handler, told as one.
+    const file = 'test/fixtures/servers/n-plus-one-helper.js'
+    const { d } = await doctor(file, { DATABASE_URL: (await backendsEnv()).DATABASE_URL })
+    assert.equal(d.category, 'io', d.summary)
+    const wait = assertWaitCulprit(d.culprits[0], file, await lineOf(file, '// the loop'))
+    assert.equal(wait.resource.type, 'postgres')
+    assert.ok(wait.sequential && wait.sequential.perRequest >= 6, `one after another: ${JSON.stringify(wait.sequential)}`)
+    const advice = d.facts.recommendations.find((/** @type {any} */ r) => r.kind === 'n-plus-one')
+    assert.ok(advice, JSON.stringify(d.facts.recommendations.map((/** @type {any} */ r) => r.kind)))
+    assert.match(d.recommendations.join('\n'), /: an N\+1\. One query with WHERE id IN \(…\) or = ANY\(\$1\) would save/)
+  })
+
   test('an ORM\'s N+1 on a loop it saturates: too busy to trace in the window, its queries are counted after it', async () => {
     // Sequelize's CPU for each query, not PostgreSQL, is what runs out: the verdict is the loop's, and the advice that
     // comes first is the line that makes a query per order, in its loop.

@@ -243,13 +243,17 @@ function handlers (sites) {
     // Each line one after another (an N+1 spread over the lines of a loop's body): the whole is, too — from the loop
     // in the handler that holds them, the first one above its lines.
     const loops = list.map(w => w.sequential?.loop).filter(l => l != null && l.file === handler.file && l.line <= breakdown[0].line)
-    const sequential = counted.every(w => w.sequential !== null)
+    // The same query from the same line of the handler can be two sites (the first call's stack ran through the helper
+    // that makes it, the later ones' did not): one of them one after another makes both so.
+    const inOrder = new Set(members.filter(m => m.w.sequential !== null).map(m => `${m.line}|${m.w.resource.name}`))
+    const sequential = members.every(m => !counted.includes(m.w) || m.w.sequential !== null || inOrder.has(`${m.line}|${m.w.resource.name}`))
       ? { perRequest: waits, loop: loops.sort((a, b) => (b?.line ?? 0) - (a?.line ?? 0))[0] ?? null, savedMs: counted.reduce((a, w) => a + (w.sequential?.savedMs ?? 0), 0) }
       : null
     out.push({
       ...first,
       site: { ...first.site, function: handler.function, file: handler.file, line: breakdown[0].line, callers: first.site.file === handler.file ? first.site.callers : [] },
-      resource: { type: 'several', op: '', target: '', name: names.slice(0, 3).join(', ') + (names.length > 3 ? ', …' : '') },
+      // One query at every line is that query's, to be batched as such.
+      resource: names.length === 1 && counted[0].resource.type !== 'timer' ? counted[0].resource : { type: 'several', op: '', target: '', name: names.slice(0, 3).join(', ') + (names.length > 3 ? ', …' : '') },
       share,
       perRequest: waits,
       msPerWait: waits > 0 ? counted.reduce((a, w) => a + w.perRequest * w.msPerWait, 0) / waits : 0,

@@ -120,7 +120,7 @@ function waitAdviceText (kind, w) {
   }
   if (kind === 'n-plus-one' && w.sequential) {
     const loop = w.sequential.loop !== null && placeText(w.sequential.loop.file, w.sequential.loop.line) !== placeText(w.site.file, w.site.line) ? `, called in a loop at ${placeText(w.sequential.loop.file, w.sequential.loop.line)}` : ''
-    const what = w.lines ? `: the same ${callWord(w.resource.type)} from ${w.lines.length} lines, each waiting for the last.` : ': an N+1.'
+    const what = w.lines && w.lines.length > 1 ? `: the same ${callWord(w.resource.type)} from ${w.lines.length} lines, each waiting for the last.` : ': an N+1.'
     return `Each request waits ${Math.round(w.sequential.perRequest)} times one after another ${at} (${w.resource.name}, ${formatMs(w.msPerWait)} each)${loop}${what} ${batchHint(w.resource.type, w.resource.op)} would save ~${formatMs(w.sequential.savedMs)} a request.`
   }
   if (kind === 'app-queue' && w.behind) {
