@@ -138,7 +138,7 @@ describe('waits on PostgreSQL and Redis', { skip: missing().postgres ?? missing(
     assert.ok(first.calls.perRequest >= most.perRequest + 0.9 && first.calls.perRequest <= most.perRequest + 1.1, `${first.calls.perRequest} in all`)
     assert.deepEqual(first.calls.to, ['postgres'])
     assert.ok(first.calls.traced >= 4)
-    assert.match(d.recommendations[0], /^Each request made \d+ round trips to postgres, \d+ of them at test\/fixtures\/servers\/orm-n-plus-one\.js:\d+ \(postgres SELECT … FROM "lines" .*\), one after another in the loop at test\/fixtures\/servers\/orm-n-plus-one\.js:\d+: /)
+    assert.match(d.recommendations[0], /^Each request made \d+ round trips to postgres, \d+ of them at test\/fixtures\/servers\/orm-n-plus-one\.js:\d+ \(postgres SELECT … FROM "shop_order_lines" .*\), one after another in the loop at test\/fixtures\/servers\/orm-n-plus-one\.js:\d+: /)
   })
 })
 
