@@ -44,7 +44,8 @@ test('a long capture of a busy server is written without stalling its event loop
     // The profile is big: at least half a minute's at the default interval, whose writing on the app's thread would
     // hold the loop far past what is allowed below (a minute's took 341 ms).
     assert.ok(cpu.samples.length > 25_000, `${cpu.samples.length} samples`)
-    assert.ok(cpu.nodes.length > 5_000, `${cpu.nodes.length} nodes`)
+    // Its nodes vary with what V8 inlined in the run: 4,114 to 8,528 in four full runs here.
+    assert.ok(cpu.nodes.length > 2_500, `${cpu.nodes.length} nodes`)
     // On the app's thread, parsing, serialising and encoding it took hundreds of milliseconds in one piece (341 ms,
     // measured). A busy machine makes the loop late by itself: the seconds before the capture's end say by how
     // much, and the writing may not add more than that again.
