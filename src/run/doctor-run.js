@@ -200,11 +200,14 @@ async function record (options, runDir, target, startedAt) {
   const released = plan ? await watchRelease(target, { plan, listening, signal: abort.signal, status }) : null
   /** @type {Pick<RunRecord, 'allocations' | 'retainers' | 'tracing'>} */
   const phases = plan ? await recordMemoryPhases(target, { plan, heapInterval: options.heapInterval, listening, url, load: phaseLoad(options), observe, signal: abort.signal, status }) : {}
-  if (plan?.trace && !abort.signal.aborted && target.exitInfo === null) {
-    status(`The ${observe ? 'traffic' : 'load'} left ${(plan.keptBytes / 1048576).toFixed(1)} MB alive with its requests untraced (a busy server is not): ${observe ? 'observing' : 'loading'} once more with them traced, to see what work they leave pending (Ctrl-C skips)…`)
-    phases.tracing = await traceRequests(target, { pid: listening.pid, url, load: phaseLoad(options), observe, signal: abort.signal })
-  } else if (!phases.tracing && !observe && result !== null && !result.failed && failure === null && !abort.signal.aborted && target.exitInfo === null && callsUntraced(stopped.messages, listening.pid)) {
-    status('The server was too busy to trace its requests, and it holds connections to other servers: loading once more with its requests traced, to count the calls each makes (Ctrl-C skips)…')
+  // One traced load after the window, for what the busy window's untraced requests left pending or the calls they made.
+  const traceWhy = plan?.trace
+    ? `The ${observe ? 'traffic' : 'load'} left ${(plan.keptBytes / 1048576).toFixed(1)} MB alive with its requests untraced (a busy server is not): ${observe ? 'observing' : 'loading'} once more with them traced, to see what work they leave pending (Ctrl-C skips)…`
+    : !observe && result !== null && !result.failed && failure === null && callsUntraced(stopped.messages, listening.pid)
+        ? 'The server was too busy to trace its requests, and it holds connections to other servers: loading once more with its requests traced, to count the calls each makes (Ctrl-C skips)…'
+        : null
+  if (traceWhy !== null && !abort.signal.aborted && target.exitInfo === null) {
+    status(traceWhy)
     phases.tracing = await traceRequests(target, { pid: listening.pid, url, load: phaseLoad(options), observe, signal: abort.signal })
   }
   /**

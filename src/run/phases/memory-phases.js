@@ -5,9 +5,8 @@
 // more than the last, the retainer phases' heap snapshots (retainer-phases.js): they confirm a leak and name what keeps
 // it, within a budget of time, since a snapshot's cost grows with the heap.
 import { recordAllocations } from './allocation-phases.js'
-import { TRACED_ENOUGH } from '../../probe-protocol.js'
 import { ask, probeOf } from '../heap-run.js'
-import { COMMAND, MESSAGE } from '../../probe-protocol.js'
+import { COMMAND, MESSAGE, TRACED_ENOUGH } from '../../probe-protocol.js'
 
 /**
  * How long after the load doctor watches whether the heap it left is let go, and how often: a cache that keeps each
