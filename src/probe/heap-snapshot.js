@@ -1,10 +1,12 @@
-// A heap snapshot of this thread on hotpath's command (`hotpath heap`): a full GC first, so that only what is still
-// reachable is in it, then the snapshot's chunks written to the run directory as V8 hands them over. The inspector
-// session delivers the chunks synchronously while takeHeapSnapshot runs, so each is written at once (writeSync): the
-// target never holds more than one chunk of a snapshot that can be several GB.
-import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs'
+// A heap snapshot of this thread on hotpath's command (`hotpath heap`, doctor's retainer phases), written to the run
+// directory by V8 itself (v8.writeHeapSnapshot): it streams to the file as it serialises, so the target never holds a
+// snapshot that can be several GB, and no chunk crosses the inspector protocol as a JSON string to be written again
+// (a 53 MB snapshot: 1.4–1.6 s, against 1.9–2.8 s through HeapProfiler.takeHeapSnapshot). V8 collects all garbage
+// before it snapshots, so only what is still reachable is in it.
+import { statSync, writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector'
 import { join } from 'node:path'
+import { writeHeapSnapshot } from 'node:v8'
 import { post } from '../profile/capture.js'
 import { COMMAND, MESSAGE } from '../probe-protocol.js'
 
@@ -26,9 +28,10 @@ export async function onHeapSnapshotCommand (command, options, who) {
 }
 
 /**
- * One inspector session for the process's life: closing it disables the heap profiler, and V8 then forgets the
- * numbers it gave objects — the next snapshot would number them afresh, and no object could be followed from one
- * snapshot to the next.
+ * One inspector session for the process's life, though V8 writes the snapshots: while the heap profiler is enabled in
+ * a session, V8 keeps the numbers it gave objects; closing the session disables it, V8 then forgets them, and the next
+ * snapshot would number them afresh — no object could be followed from one snapshot to the next. The session also
+ * runs the allocation sampling below.
  * @type {Session | null}
  */
 let session = null
@@ -39,22 +42,11 @@ let session = null
  */
 async function takeSnapshot (file) {
   const s = await heapSession()
-  const fd = openSync(file, 'w')
-  let bytes = 0
-  /** @param {any} message */
-  const onChunk = (message) => { bytes += writeSync(fd, message.params.chunk) }
-  s.on('HeapProfiler.addHeapSnapshotChunk', onChunk)
-  try {
-    // The console messages V8 keeps for DevTools while a session is connected (this one) are the inspector's, not the
-    // app's: a backend logging each SQL statement had them confirm a leak, held by `DevTools console`.
-    await post(s, 'Runtime.discardConsoleEntries').catch(() => {})
-    await post(s, 'HeapProfiler.collectGarbage')
-    await post(s, 'HeapProfiler.takeHeapSnapshot', { reportProgress: false })
-  } finally {
-    s.off('HeapProfiler.addHeapSnapshotChunk', onChunk)
-    closeSync(fd)
-  }
-  return bytes
+  // The console messages V8 keeps for DevTools while a session is connected (this one) are the inspector's, not the
+  // app's: a backend logging each SQL statement had them confirm a leak, held by `DevTools console`.
+  await post(s, 'Runtime.discardConsoleEntries').catch(() => {})
+  writeHeapSnapshot(file)
+  return statSync(file).size
 }
 
 /** @returns {Promise<Session>} the session, connected and its heap profiler enabled */
