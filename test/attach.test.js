@@ -9,6 +9,7 @@ import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { hotpath, BIN, ROOT } from './helpers/cli.js'
+import { exampleRun } from './helpers/example-runs.js'
 
 /**
  * Starts a command the way a user would, without hotpath, and waits for `ready` in its output.
@@ -58,7 +59,8 @@ const oneLine = (r) => r.stderr.trim().split('\n')
 
 test('doctor --attach gives the verdict and culprit of doctor -- node on the same server, and leaves it serving with its inspector closed', { timeout: 120000 }, async () => {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-attach-'))
-  const spawned = await hotpath(['doctor', '-d', '4', '--no-progress', '--save', join(dir, 'spawned'), '--json', join(dir, 'spawned.json'), '--', process.execPath, 'examples/event-loop/server.js'], { env: { PORT: '0' }, timeout: 90000, alone: true })
+  // doctor -- node on the example: the run doctor.test.js checks the verdict of (helpers/example-runs.js)
+  const spawned = await exampleRun('event-loop')
   assert.equal(spawned.code, 0, spawned.stderr)
   const server = await start([process.execPath, 'examples/event-loop/server.js'], /127\.0\.0\.1:(\d+)\//, { PORT: '0' })
   try {
@@ -66,7 +68,7 @@ test('doctor --attach gives the verdict and culprit of doctor -- node on the sam
     const r = await hotpath(['doctor', '-d', '4', '--no-progress', '--save', join(dir, 'attached'), '--json', join(dir, 'attached.json'), '--attach', String(server.child.pid)], { timeout: 90000, alone: true })
     assert.equal(r.code, 0, r.stderr)
     const a = JSON.parse(await readFile(join(dir, 'attached.json'), 'utf8'))
-    const s = JSON.parse(await readFile(join(dir, 'spawned.json'), 'utf8'))
+    const s = spawned.d
     assert.equal(s.category, 'event-loop')
     assert.equal(a.category, s.category)
     assert.deepEqual([a.culprits[0].function, a.culprits[0].file, a.culprits[0].line], [s.culprits[0].function, s.culprits[0].file, s.culprits[0].line])

@@ -7,20 +7,24 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { hotpath, BIN } from './helpers/cli.js'
 import { browserSkip, launchBrowser } from './helpers/browser.js'
+import { exampleRun } from './helpers/example-runs.js'
 
 const skip = browserSkip
 const work = await mkdtemp(join(tmpdir(), 'hotpath-compare-'))
-const slow = join(work, 'listener-leak')
-const fast = join(work, 'hello')
+// The examples' doctor runs doctor.test.js checks the verdicts of (helpers/example-runs.js): a run directory, and its JSON.
+let slow = ''
+let fast = ''
+let fastJson = ''
 const onPort = join(work, 'on-port')
 /** @type {Awaited<ReturnType<typeof launchBrowser>>} */
 let browser
 
 before(async () => {
-  for (const [example, save] of [['listener-leak', slow], ['hello', fast]]) {
-    const r = await hotpath(['doctor', '-d', '3', '--no-progress', '--save', save, '--json', `${save}.json`, '--', process.execPath, `examples/${example}/server.js`], { env: { PORT: '0' }, timeout: 90000, alone: true })
-    assert.equal(r.code, 0, r.stderr)
-  }
+  const [leak, hello] = [await exampleRun('listener-leak'), await exampleRun('hello')]
+  for (const r of [leak, hello]) assert.equal(r.code, 0, r.stderr)
+  slow = leak.save
+  fast = hello.save
+  fastJson = hello.json
   const r = await hotpath(['doctor', '--save', onPort, '--on-port', `"${process.execPath}" "${BIN}" load -c 2 -d 1 --no-progress -o ${join(work, 'plain.json')} http://127.0.0.1:$PORT/`, '--', process.execPath, 'examples/hello/server.js'], { env: { PORT: '0' } })
   assert.equal(r.code, 0, r.stderr)
   if (!skip) browser = await launchBrowser({ width: 1280, height: 1000 })
@@ -37,7 +41,7 @@ test('two doctor run directories: the load table as before, then the doctor\'s f
   assert.match(r.stdout, /Diagnosis[\s\S]*│ category +│ +event-loop +│ +healthy +│/)
   assert.match(r.stdout, /│ CPU per request +│ .* ms +│ .*s +│ +−\d+\.\d% +│/)
 
-  const json = await hotpath(['compare', '--json', slow, `${fast}.json`])
+  const json = await hotpath(['compare', '--json', slow, fastJson])
   assert.equal(json.code, 0, json.stderr)
   const out = JSON.parse(json.stdout)
   assert.ok(out.figures.some((/** @type {any} */ f) => f.figure === 'Requests/s' && f.b > f.a), 'the healthy server serves more')
@@ -49,7 +53,7 @@ test('two doctor run directories: the load table as before, then the doctor\'s f
 
 test('--report: both runs side by side in one page, every chart in pairs with data', { skip }, async () => {
   const html = join(work, 'compare.html')
-  const r = await hotpath(['compare', '--report', html, slow, `${fast}.json`])
+  const r = await hotpath(['compare', '--report', html, slow, fastJson])
   assert.equal(r.code, 0, r.stderr)
   assert.match(r.stdout, /Report: .*compare\.html\n$/)
   const { page, errors, requests, screenshot } = await browser.open(html)

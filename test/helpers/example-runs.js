@@ -1,8 +1,9 @@
 // One doctor run per example, shared by the test files that read it: doctor.test.js and doctor-waits.test.js check its
-// verdict and culprits, report.test.js its HTML report, doctor-culprits.test.js what it blames. node --test runs each file in a process of
-// its own, so a run is kept on disk for the rest of that node --test invocation (helpers/machine.js's folder), with a
-// lock, so that two files running at once record it once; it is recorded with the machine to itself. A file run on
-// its own (node test/doctor.test.js) records its runs afresh.
+// verdict and culprits, report.test.js its HTML report, doctor-culprits.test.js what it blames, report-compare.test.js
+// and attach.test.js compare it with other runs. node --test runs each file in a process of its own, so a run is kept
+// on disk for the rest of that node --test invocation (helpers/machine.js's folder), with a lock, so that two files
+// running at once record it once; it is recorded with the machine to itself. A file run on its own (node
+// test/doctor.test.js) records its runs afresh.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { mkdtemp, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -37,6 +38,7 @@ const FLAGS = {
  * @property {string} stderr
  * @property {number | null} code
  * @property {string} save the run directory
+ * @property {string} json the diagnosis's file
  * @property {string} html the report
  * @property {Record<string, string>} env what the target was given (a database's URL: the backends of the file that
  *   recorded the run)
@@ -100,5 +102,5 @@ async function record (dir, example, args, env) {
   try {
     d = JSON.parse(await readFile(json, 'utf8'))
   } catch {}
-  return { d, out: r.stdout, stderr: r.stderr, code: r.code, save, html, env }
+  return { d, out: r.stdout, stderr: r.stderr, code: r.code, save, json, html, env }
 }
