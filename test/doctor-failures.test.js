@@ -2,7 +2,8 @@
 // "healthy" or "not enough data", however it ended: a load that failed (stopped by Ctrl-C or not), a target that
 // crashed or whose workers died, a load command that failed, a port that speaks no HTTP; hotpath never leaves its
 // target behind, never mixes two runs in one directory but lets a run that measured nothing be replaced, and loads the
-// port that speaks HTTP.
+// port that speaks HTTP. A run stopped by a signal still reports; a crash keeps what was collected; the probe flushes
+// when its target is killed and never keeps it alive; bad invocations get one clear line.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
@@ -243,4 +244,125 @@ test('hotpath killed with SIGKILL does not leave its target running', async () =
   const again = await hotpath(['doctor', '-d', '1', '--no-progress', '--save', join(dir, 'run'), '--', process.execPath, 'examples/hello/server.js'], { env: { PORT: '0' }, timeout: 60000 })
   assert.equal(again.code, 0, again.stderr)
   assert.match(again.stderr, new RegExp(`^Recording into '.*run', which held an unfinished run \\(the event log of pid ${pid}, no run\\.json\\): its files are replaced`))
+})
+
+test('a server that opens a metrics port before its API: doctor, flame and load say they loaded the first port only, and name the other', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
+  await writeFile(join(dir, 'server.js'), "const http = require('http')\nconst { writeFileSync } = require('fs')\n" +
+    "const metrics = http.createServer((req, res) => res.end('up 1\\n'))\n" +
+    "metrics.listen(0, '127.0.0.1', () => {\n" +
+    "  const api = http.createServer((req, res) => res.end('{}')).listen(Number(process.env.API_PORT), '127.0.0.1', () => {\n" +
+    '    writeFileSync(process.env.PORTS_FILE, JSON.stringify([metrics.address().port, api.address().port]))\n  })\n})\n' +
+    // A TCP service of its own protocol is not an HTTP port to offer.
+    "require('net').createServer(() => {}).listen(0, '127.0.0.1')\n")
+  const ports = join(dir, 'ports.json')
+  const json = join(dir, 'd.json')
+  const r = await hotpath(['doctor', '-d', '2', '--no-profile', '--no-experiments', '--no-progress', '--save', join(dir, 'run'), '--json', json, '--', process.execPath, 'server.js'], { cwd: dir, env: { PORTS_FILE: ports, API_PORT: '0' }, timeout: 60000 })
+  assert.equal(r.code, 0, r.stderr)
+  const [metrics, api] = JSON.parse(await readFile(ports, 'utf8'))
+  // (the verdict of a trivial server is what a busy machine makes it; the note is what is tested)
+  assert.match(r.stdout.split('\n')[0], new RegExp(`^hotpath doctor: [\\w-]+ \\([\\w ]+\\) — port ${metrics} only; it also served HTTP on ${api}$`))
+  const d = JSON.parse(await readFile(json, 'utf8'))
+  assert.deepEqual(d.measured.facts.otherPorts, [api])
+  assert.match(d.summary, new RegExp(`also served HTTP on port ${api}, which was not loaded \\(--port ${api} loads it\\)`))
+
+  const chosen = await hotpath(['doctor', '-d', '2', '--no-profile', '--no-experiments', '--no-progress', '--port', String(api), '--save', join(dir, 'run2'), '--json', '-', '--', process.execPath, 'server.js'], { cwd: dir, env: { PORTS_FILE: ports, API_PORT: String(api) }, timeout: 60000 })
+  assert.equal(chosen.code, 0, chosen.stderr)
+  const [metrics2] = JSON.parse(await readFile(ports, 'utf8'))
+  assert.equal(JSON.parse(chosen.stdout).run.url, `http://127.0.0.1:${api}/`)
+  assert.deepEqual(JSON.parse(chosen.stdout).measured.facts.otherPorts, [metrics2])
+
+  const flame = await hotpath(['flame', '-d', '1', '--no-progress', '-o', join(dir, 'flame'), '--', process.execPath, 'server.js'], { cwd: dir, env: { PORTS_FILE: ports, API_PORT: '0' }, timeout: 60000 })
+  assert.equal(flame.code, 0, flame.stderr)
+  const [metrics3, api3] = JSON.parse(await readFile(ports, 'utf8'))
+  assert.ok(flame.stderr.includes(`hotpath flame: the load went to port ${metrics3} only: the target also served HTTP on port ${api3}, which was not loaded (--port ${api3} loads it).`), flame.stderr)
+
+  const load = await hotpath(['load', '-d', '1', '--no-progress', '--', process.execPath, 'server.js'], { cwd: dir, env: { PORTS_FILE: ports, API_PORT: '0' }, timeout: 60000 })
+  assert.equal(load.code, 0, load.stderr)
+  const [metrics4, api4] = JSON.parse(await readFile(ports, 'utf8'))
+  assert.ok(load.stderr.includes(`hotpath load: the load went to http://127.0.0.1:${metrics4}/ only: the target also served HTTP on port ${api4}, which was not loaded (--port ${api4} loads it).`), load.stderr)
+})
+
+test('bad invocations: one clear line, non-zero exit, no stack trace', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
+  const cases = [
+    { args: ['doctor'], code: 2, error: /doctor needs the server command after --/ },
+    { args: ['doctor', '--', 'hotpath-no-such-command'], code: 2, error: /command not found: hotpath-no-such-command/ },
+    { args: ['doctor', '--listen-timeout', '1', '--', process.execPath, '-e', 'setTimeout(() => {}, 20000)'], code: 4, error: /did not start listening within 1 s/ },
+    { args: ['doctor', '--', process.execPath, '-e', 'console.error("cannot read config.yml"); process.exit(4)'], code: 4, error: /exited with code 4 before listening[\s\S]*\| cannot read config\.yml/ },
+    { args: ['doctor', '--analyse', join(dir, 'nothing-here')], code: 2, error: /no hotpath run in/ },
+    { args: ['doctor', '--analyse', dir, '--', 'node', 'x.js'], code: 2, error: /either --analyse <dir> or -- <command>/ },
+    { args: ['doctor', '-c', 'many', '--', 'node', 'x.js'], code: 2, error: /--connections must be a positive integer/ },
+    { args: ['doctor', 'server.js'], code: 2, error: /put the server command after --/ }
+  ]
+  for (const [i, c] of cases.entries()) {
+    const r = await hotpath([...c.args.slice(0, 1), '--save', join(dir, `run-${i}`), ...c.args.slice(1)], { refused: c.code === 2 })
+    assert.equal(r.code, c.code, `${c.args.join(' ')}: ${r.stderr}`)
+    assert.match(r.stderr, c.error)
+    assert.doesNotMatch(r.stderr, /\n\s+at /)
+  }
+})
+
+test('a target that crashes mid-run is reported with what was collected', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
+  const script = join(dir, 'crash.mjs')
+  await writeFile(script, `
+    import http from 'node:http'
+    http.createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1')
+    setTimeout(() => { console.error('fatal: lost the database'); process.exit(9) }, 1500)
+  `)
+  const json = join(dir, 'd.json')
+  const r = await hotpath(['doctor', '-d', '10', '--no-progress', '--save', join(dir, 'run'), '--json', json, '--', process.execPath, script])
+  assert.equal(r.code, 4, 'the target failed')
+  assert.match(r.stdout, /^hotpath doctor: target-failed \(the target failed\)\n\n {2}The run did not measure the server: the target exited with code 9, [\d.]+ s into the load/)
+  assert.match(r.stdout, /\| fatal: lost the database/)
+  const d = JSON.parse(await readFile(json, 'utf8'))
+  assert.equal(d.run.exit.crashed, true)
+  assert.equal(d.run.exit.code, 9)
+  assert.ok(d.processes.length >= 1 && d.processes[0].samples > 10, 'samples up to the crash are kept')
+})
+
+for (const [signal, exit] of /** @type {const} */ ([['SIGINT', 130], ['SIGTERM', 143]])) {
+  test(`${signal} stops the target and still reports (exit ${exit}); nothing is left behind in the target's directory`, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
+    const before = await readdir(ROOT)
+    const { code, stdout, stderr } = await interrupted(['doctor', '-d', '30', '--no-progress', '--save', join(dir, 'run'), '--', process.execPath, 'examples/hello/server.js'], signal, { PORT: '0' })
+    assert.equal(code, exit, stderr)
+    assert.match(stdout, /Stopped early \(interrupted\)/)
+    assert.match(stdout, /^hotpath doctor: /)
+    const pid = Number(/pid (\d+)\)/.exec(stderr)?.[1])
+    assert.ok(pid > 0)
+    assert.throws(() => process.kill(pid, 0), 'the target was stopped')
+    assert.deepEqual(await readdir(ROOT), before, 'no trace files in the working directory')
+  })
+}
+
+test('the probe flushes when the target is killed by a signal, and never keeps it alive', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
+  // killed from outside (here: by itself) with SIGTERM, no handler of its own: it must still die of the signal
+  const killed = join(dir, 'killed.mjs')
+  await writeFile(killed, `
+    import http from 'node:http'
+    http.createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1')
+    setTimeout(() => process.kill(process.pid, 'SIGTERM'), 1500)
+  `)
+  const json = join(dir, 'd.json')
+  const r = await hotpath(['doctor', '-d', '10', '--no-progress', '--save', join(dir, 'run1'), '--json', json, '--', process.execPath, killed])
+  assert.equal(r.code, 4, r.stderr)
+  const d = JSON.parse(await readFile(json, 'utf8'))
+  assert.equal(d.run.exit.signal, 'SIGTERM', 'the target died of the signal, as it would have without hotpath')
+  assert.ok(d.processes[0].samples > 10, 'its samples up to the signal were flushed')
+
+  // a server that closes itself once done: its process must end on its own, probe or not
+  const done = join(dir, 'done.mjs')
+  await writeFile(done, `
+    import http from 'node:http'
+    const server = http.createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1')
+    setTimeout(() => { server.closeAllConnections(); server.close() }, 1500)
+  `)
+  const r2 = await hotpath(['doctor', '-d', '10', '--no-progress', '--save', join(dir, 'run2'), '--json', json, '--', process.execPath, done])
+  assert.equal(r2.code, 4, r2.stderr)
+  const d2 = JSON.parse(await readFile(json, 'utf8'))
+  assert.equal(d2.run.exit.code, 0, 'exited by itself: nothing of the probe held it')
+  assert.ok(d2.run.window.end - d2.run.window.start < 8000, 'the run ended when the target did')
 })

@@ -1,14 +1,14 @@
 // hotpath doctor on every example server, through the CLI as a user runs it: the right category, the evidence, and
-// the code to blame; saved runs re-analyse to the same verdict; bad invocations fail with one clear line.
+// the code to blame; saved runs re-analyse to the same verdict. (How a run ends — a crash, a signal, a bad invocation
+// — is doctor-failures.test.js's; the snapshots' budget, doctor-snapshot-budget.test.js's.)
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, readdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { hotpath, interrupted, BIN, ROOT } from './helpers/cli.js'
+import { hotpath, BIN } from './helpers/cli.js'
 import { exampleRun } from './helpers/example-runs.js'
-import { shared } from './helpers/machine.js'
 import { lineOf } from './helpers/source-lines.js'
 
 /**
@@ -220,55 +220,6 @@ test('memory-leak: an audit trail that only grows; the verdict first, then heap 
   assert.ok(lines.includes(top.line), `${top.function} at line ${top.line} builds or keeps the audit entry (${lines})`)
 })
 
-test('heap snapshots beyond their budget are not taken, and Ctrl-C skips them: the verdict stands, said with what it rests on', async () => {
-  // A budget no snapshot fits: said before any is taken, with the command that takes them. (A leak of 4 kB a request:
-  // the example's 650 B left too little alive to ask for snapshots at a loaded machine's 1,300 requests/s.) Neither
-  // run's verdict is checked, and the leak asks for snapshots however slowly a shared machine serves it: both share it.
-  const leak = 'test/fixtures/servers/audit-leak.js'
-  const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
-  const json = join(dir, 'd.json')
-  const r = await hotpath(['doctor', '-d', '3', '--no-progress', '--snapshot-time', '1s', '--save', join(dir, 'budget'), '--json', json, '--', process.execPath, leak], { timeout: 120000 })
-  assert.equal(r.code, 0, r.stderr)
-  const d = JSON.parse(await readFile(json, 'utf8'))
-  const out = r.stdout
-  assert.match(out, /\nhotpath doctor: [\w-]+ \([\w -]+\) — heap snapshots not taken\n/)
-  const s = d.measured.facts.snapshots
-  assert.deepEqual([s.state, s.why, s.budget], ['skipped', 'budget', 1], JSON.stringify(s))
-  assert.ok(s.heapBytes > 1e6 && s.seconds >= 1, JSON.stringify(s))
-  assert.match(d.summary, /heap snapshots.*were not taken|not on heap snapshots/)
-  assert.ok(d.summary.includes(`beyond the 1 s doctor gives them (--snapshot-time); hotpath heap -- ${process.execPath} ${leak} names what keeps it`), d.summary)
-  if (d.category === 'memory-leak') assert.match(d.summary, /This rests on the heap's trend alone \(R² [\d.]+ over the window, [\d.]+ MB kept by the full collections around the load\)/)
-  assert.ok(!d.culprits.some((/** @type {any} */ c) => c.measure === 'retained'))
-
-  // Ctrl-C once the snapshots began: they stop, the target with them, and the verdict is kept with its exit code. (A
-  // budget they fit in however busy the machine: a 190 MB heap read 183 s, past 180, once in a full npm test.)
-  let stdout = ''
-  let stderr = ''
-  const code = await shared(() => new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, 'doctor', '-d', '3', '--no-progress', '--snapshot-time', '900s', '--save', join(dir, 'run'), '--json', json, '--', process.execPath, leak], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe']
-    })
-    child.stdout.setEncoding('utf8').on('data', (c) => { stdout += c })
-    child.stderr.setEncoding('utf8').on('data', (c) => {
-      stderr += c
-      if (/snapshot 1\/3/.test(c)) child.kill('SIGINT')
-    })
-    child.on('close', resolve)
-  }), 'doctor, Ctrl-C during the heap snapshots')
-  assert.ok(/snapshot 1\/3/.test(stderr), stderr)
-  assert.equal(code, 0, stderr)
-  assert.match(stdout, /^hotpath doctor: [\w-]+ /)
-  assert.match(stdout, /\nhotpath doctor: [\w-]+ \([\w -]+\) — heap snapshots skipped\n/)
-  const skipped = JSON.parse(await readFile(json, 'utf8'))
-  assert.deepEqual([skipped.measured.facts.snapshots.state, skipped.measured.facts.snapshots.why], ['skipped', 'interrupted'])
-  assert.match(skipped.summary, /they were skipped \(Ctrl-C\)/)
-  assert.equal(skipped.run.aborted, false, 'the load itself ran whole')
-  assert.deepEqual((await readdir(join(dir, 'run'))).filter(f => f.endsWith('.heapsnapshot')), [], 'no snapshot left behind')
-  const pid = Number(/\(pid (\d+)\)/.exec(stderr)?.[1])
-  assert.throws(() => process.kill(pid, 0), 'the target was stopped')
-})
-
 test('the listener-per-request bug: the line that adds the listener, and the hashing call', async () => {
   const { d, out } = await doctor('listener-leak')
   assert.equal(d.category, 'event-loop')
@@ -325,125 +276,4 @@ test('--on-port runs the user\'s own load; the window is its lifetime', async ()
   assert.equal(d.load, null)
   assert.ok(d.run.window.end - d.run.window.start >= 1900)
   assert.ok(evidence(d, 'requests-per-second').value > 100)
-})
-
-test('a server that opens a metrics port before its API: doctor, flame and load say they loaded the first port only, and name the other', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
-  await writeFile(join(dir, 'server.js'), "const http = require('http')\nconst { writeFileSync } = require('fs')\n" +
-    "const metrics = http.createServer((req, res) => res.end('up 1\\n'))\n" +
-    "metrics.listen(0, '127.0.0.1', () => {\n" +
-    "  const api = http.createServer((req, res) => res.end('{}')).listen(Number(process.env.API_PORT), '127.0.0.1', () => {\n" +
-    '    writeFileSync(process.env.PORTS_FILE, JSON.stringify([metrics.address().port, api.address().port]))\n  })\n})\n' +
-    // A TCP service of its own protocol is not an HTTP port to offer.
-    "require('net').createServer(() => {}).listen(0, '127.0.0.1')\n")
-  const ports = join(dir, 'ports.json')
-  const json = join(dir, 'd.json')
-  const r = await hotpath(['doctor', '-d', '2', '--no-profile', '--no-experiments', '--no-progress', '--save', join(dir, 'run'), '--json', json, '--', process.execPath, 'server.js'], { cwd: dir, env: { PORTS_FILE: ports, API_PORT: '0' }, timeout: 60000 })
-  assert.equal(r.code, 0, r.stderr)
-  const [metrics, api] = JSON.parse(await readFile(ports, 'utf8'))
-  // (the verdict of a trivial server is what a busy machine makes it; the note is what is tested)
-  assert.match(r.stdout.split('\n')[0], new RegExp(`^hotpath doctor: [\\w-]+ \\([\\w ]+\\) — port ${metrics} only; it also served HTTP on ${api}$`))
-  const d = JSON.parse(await readFile(json, 'utf8'))
-  assert.deepEqual(d.measured.facts.otherPorts, [api])
-  assert.match(d.summary, new RegExp(`also served HTTP on port ${api}, which was not loaded \\(--port ${api} loads it\\)`))
-
-  const chosen = await hotpath(['doctor', '-d', '2', '--no-profile', '--no-experiments', '--no-progress', '--port', String(api), '--save', join(dir, 'run2'), '--json', '-', '--', process.execPath, 'server.js'], { cwd: dir, env: { PORTS_FILE: ports, API_PORT: String(api) }, timeout: 60000 })
-  assert.equal(chosen.code, 0, chosen.stderr)
-  const [metrics2] = JSON.parse(await readFile(ports, 'utf8'))
-  assert.equal(JSON.parse(chosen.stdout).run.url, `http://127.0.0.1:${api}/`)
-  assert.deepEqual(JSON.parse(chosen.stdout).measured.facts.otherPorts, [metrics2])
-
-  const flame = await hotpath(['flame', '-d', '1', '--no-progress', '-o', join(dir, 'flame'), '--', process.execPath, 'server.js'], { cwd: dir, env: { PORTS_FILE: ports, API_PORT: '0' }, timeout: 60000 })
-  assert.equal(flame.code, 0, flame.stderr)
-  const [metrics3, api3] = JSON.parse(await readFile(ports, 'utf8'))
-  assert.ok(flame.stderr.includes(`hotpath flame: the load went to port ${metrics3} only: the target also served HTTP on port ${api3}, which was not loaded (--port ${api3} loads it).`), flame.stderr)
-
-  const load = await hotpath(['load', '-d', '1', '--no-progress', '--', process.execPath, 'server.js'], { cwd: dir, env: { PORTS_FILE: ports, API_PORT: '0' }, timeout: 60000 })
-  assert.equal(load.code, 0, load.stderr)
-  const [metrics4, api4] = JSON.parse(await readFile(ports, 'utf8'))
-  assert.ok(load.stderr.includes(`hotpath load: the load went to http://127.0.0.1:${metrics4}/ only: the target also served HTTP on port ${api4}, which was not loaded (--port ${api4} loads it).`), load.stderr)
-})
-
-test('bad invocations: one clear line, non-zero exit, no stack trace', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
-  const cases = [
-    { args: ['doctor'], code: 2, error: /doctor needs the server command after --/ },
-    { args: ['doctor', '--', 'hotpath-no-such-command'], code: 2, error: /command not found: hotpath-no-such-command/ },
-    { args: ['doctor', '--listen-timeout', '1', '--', process.execPath, '-e', 'setTimeout(() => {}, 20000)'], code: 4, error: /did not start listening within 1 s/ },
-    { args: ['doctor', '--', process.execPath, '-e', 'console.error("cannot read config.yml"); process.exit(4)'], code: 4, error: /exited with code 4 before listening[\s\S]*\| cannot read config\.yml/ },
-    { args: ['doctor', '--analyse', join(dir, 'nothing-here')], code: 2, error: /no hotpath run in/ },
-    { args: ['doctor', '--analyse', dir, '--', 'node', 'x.js'], code: 2, error: /either --analyse <dir> or -- <command>/ },
-    { args: ['doctor', '-c', 'many', '--', 'node', 'x.js'], code: 2, error: /--connections must be a positive integer/ },
-    { args: ['doctor', 'server.js'], code: 2, error: /put the server command after --/ }
-  ]
-  for (const [i, c] of cases.entries()) {
-    const r = await hotpath([...c.args.slice(0, 1), '--save', join(dir, `run-${i}`), ...c.args.slice(1)], { refused: c.code === 2 })
-    assert.equal(r.code, c.code, `${c.args.join(' ')}: ${r.stderr}`)
-    assert.match(r.stderr, c.error)
-    assert.doesNotMatch(r.stderr, /\n\s+at /)
-  }
-})
-
-test('a target that crashes mid-run is reported with what was collected', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
-  const script = join(dir, 'crash.mjs')
-  await writeFile(script, `
-    import http from 'node:http'
-    http.createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1')
-    setTimeout(() => { console.error('fatal: lost the database'); process.exit(9) }, 1500)
-  `)
-  const json = join(dir, 'd.json')
-  const r = await hotpath(['doctor', '-d', '10', '--no-progress', '--save', join(dir, 'run'), '--json', json, '--', process.execPath, script])
-  assert.equal(r.code, 4, 'the target failed')
-  assert.match(r.stdout, /^hotpath doctor: target-failed \(the target failed\)\n\n {2}The run did not measure the server: the target exited with code 9, [\d.]+ s into the load/)
-  assert.match(r.stdout, /\| fatal: lost the database/)
-  const d = JSON.parse(await readFile(json, 'utf8'))
-  assert.equal(d.run.exit.crashed, true)
-  assert.equal(d.run.exit.code, 9)
-  assert.ok(d.processes.length >= 1 && d.processes[0].samples > 10, 'samples up to the crash are kept')
-})
-
-for (const [signal, exit] of /** @type {const} */ ([['SIGINT', 130], ['SIGTERM', 143]])) {
-  test(`${signal} stops the target and still reports (exit ${exit}); nothing is left behind in the target's directory`, async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
-    const before = await readdir(ROOT)
-    const { code, stdout, stderr } = await interrupted(['doctor', '-d', '30', '--no-progress', '--save', join(dir, 'run'), '--', process.execPath, 'examples/hello/server.js'], signal, { PORT: '0' })
-    assert.equal(code, exit, stderr)
-    assert.match(stdout, /Stopped early \(interrupted\)/)
-    assert.match(stdout, /^hotpath doctor: /)
-    const pid = Number(/pid (\d+)\)/.exec(stderr)?.[1])
-    assert.ok(pid > 0)
-    assert.throws(() => process.kill(pid, 0), 'the target was stopped')
-    assert.deepEqual(await readdir(ROOT), before, 'no trace files in the working directory')
-  })
-}
-
-test('the probe flushes when the target is killed by a signal, and never keeps it alive', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
-  // killed from outside (here: by itself) with SIGTERM, no handler of its own: it must still die of the signal
-  const killed = join(dir, 'killed.mjs')
-  await writeFile(killed, `
-    import http from 'node:http'
-    http.createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1')
-    setTimeout(() => process.kill(process.pid, 'SIGTERM'), 1500)
-  `)
-  const json = join(dir, 'd.json')
-  const r = await hotpath(['doctor', '-d', '10', '--no-progress', '--save', join(dir, 'run1'), '--json', json, '--', process.execPath, killed])
-  assert.equal(r.code, 4, r.stderr)
-  const d = JSON.parse(await readFile(json, 'utf8'))
-  assert.equal(d.run.exit.signal, 'SIGTERM', 'the target died of the signal, as it would have without hotpath')
-  assert.ok(d.processes[0].samples > 10, 'its samples up to the signal were flushed')
-
-  // a server that closes itself once done: its process must end on its own, probe or not
-  const done = join(dir, 'done.mjs')
-  await writeFile(done, `
-    import http from 'node:http'
-    const server = http.createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1')
-    setTimeout(() => { server.closeAllConnections(); server.close() }, 1500)
-  `)
-  const r2 = await hotpath(['doctor', '-d', '10', '--no-progress', '--save', join(dir, 'run2'), '--json', json, '--', process.execPath, done])
-  assert.equal(r2.code, 4, r2.stderr)
-  const d2 = JSON.parse(await readFile(json, 'utf8'))
-  assert.equal(d2.run.exit.code, 0, 'exited by itself: nothing of the probe held it')
-  assert.ok(d2.run.window.end - d2.run.window.start < 8000, 'the run ended when the target did')
 })
