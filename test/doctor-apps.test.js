@@ -1,6 +1,6 @@
 // hotpath doctor on applications built the way people build them, on the packages they use (test/fixtures/apps/): a
 // RealWorld-style API on Express + Sequelize, sessions in SQL through express-session, an ioredis leaderboard, a
-// service behind a semaphore of its own, a client of a protocol no driver knows. Each waits on a real PostgreSQL or
+// node-redis price list, a service behind a semaphore of its own, a client of a protocol no driver knows. Each waits on a real PostgreSQL or
 // Redis (Debian's packages, started here and stopped by PID). The verdict is io, the culprit the line to act on, and
 // the round trips a request are what the backend itself counted: PostgreSQL's pg_stat_statements, Redis's
 // commandstats.
@@ -16,7 +16,7 @@ import { Redis } from 'ioredis'
 import { hotpath, ROOT } from './helpers/cli.js'
 import { lineOf } from './helpers/source-lines.js'
 import { assertSchema } from './helpers/schema.js'
-import { missing, startPostgres, startRedis } from '../examples/backends/backends.js'
+import { missing, startDelayProxy, startPostgres, startRedis } from '../examples/backends/backends.js'
 
 const require = createRequire(import.meta.url)
 const APPS = 'test/fixtures/apps'
@@ -211,6 +211,32 @@ describe('applications that wait on PostgreSQL and Redis', { skip: missing().pos
       assert.match(out, new RegExp(`server\\.js:${first}–${first + 5}`))
     } finally {
       stats.disconnect()
+    }
+  })
+
+  test('node-redis, which writes a tick\'s commands in one batch: the loop of GETs an N+1, counted as Redis ran them', async () => {
+    // Redis one network hop away (each reply held 1 ms): the loop's waits are the requests' time.
+    const file = `${APPS}/price-list/server.js`
+    const hop = await startDelayProxy(redis.port, 1)
+    const stats = new Redis(redis.port, '127.0.0.1')
+    try {
+      await stats.config('RESETSTAT')
+      const { d, out } = await doctor(file, { REDIS_URL: `redis://127.0.0.1:${hop.port}` })
+      assert.equal(d.category, 'io', d.summary)
+      const loop = waitAt(d, file, await lineOf(file, '// the loop'))
+      assert.equal(d.culprits[0], loop, 'the loop comes first')
+      assert.ok(loop.wait.sequential, `one after another: ${loop.reason}`)
+      assert.equal(loop.wait.resource.op, 'GET')
+      // The batch one request's setImmediate wrote held other requests' GETs: none of them is its own.
+      const info = await stats.info('commandstats')
+      const calls = Number(/cmdstat_get:calls=(\d+)/.exec(info)?.[1])
+      const { total, sent } = d.load.requests
+      assert.ok(Math.abs(loop.wait.perRequest - 12) < 0.5 && calls >= 12 * total && calls <= 12 * sent, `${loop.wait.perRequest} GETs a request; Redis ran ${calls} for ${total} requests answered, ${sent} sent`)
+      assert.ok(d.culprits.every((/** @type {any} */ c) => c.measure !== 'waits' || c.wait.parallel === null), 'no wait read as round trips at once')
+      assert.match(out, /an N\+1\. One MGET \(or a pipeline\) would save/)
+    } finally {
+      stats.disconnect()
+      await hop.close()
     }
   })
 })

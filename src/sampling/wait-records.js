@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks'
 import { DEFERRALS } from './wait-spans.js'
 import { siteOf } from './wait-sites.js'
-import { describe, tripOf, tripResource } from './wait-resources.js'
+import { describe, methodOf, tripOf, tripResource } from './wait-resources.js'
 
 /** @typedef {import('./wait-spans.js').Span} Span */
 /** @typedef {import('./wait-spans.js').Trace} Trace */
@@ -73,12 +73,21 @@ export class WaitRecorder {
     for (const span of trace.spans) {
       if (isWait(span, trace)) kept.set(span, kept.size)
     }
+    // The waits one read ended share its trips (one array): the client method one of them named tells them all which
+    // reply was theirs (an await's own promise names none; the call's promise inside it does).
+    /** @type {Map<unknown, string>} */
+    const methods = new Map()
+    for (const span of kept.keys()) {
+      const method = span.trips !== null && span.trips.length > 0 ? methodOf(siteOf(span)) : null
+      if (method !== null && !methods.has(span.trips)) methods.set(span.trips, method)
+    }
     /** @type {WaitRecord['spans']} */
     const spans = []
     for (const span of kept.keys()) {
       const site = siteOf(span)
-      const trip = tripOf(span, trace)
-      const resource = trip !== null ? tripResource(trip) : describe(span)
+      const method = methods.get(span.trips) ?? null
+      const trip = tripOf(span, trace, method)
+      const resource = trip !== null ? tripResource(trip, trip.trace?.trace === trace ? null : method) : describe(span)
       let parent = span.parent
       while (parent !== null && !kept.has(parent)) parent = parent.parent
       spans.push([

@@ -10,22 +10,52 @@ import { siteOf } from './wait-sites.js'
 
 /**
  * The client-socket trip that ended a span: its own, for a round trip; for a wait that a read resumed, the trip of
- * this request among those the read completed (else the first one: a pipelined reply for someone else).
+ * this request among those the read completed. When none was written by this request — a client that batches a
+ * tick's commands in one deferred write (node-redis), a pool that wrote a queued query from another request's
+ * callback — the one whose command the app called by name (Redis clients name their methods after the commands:
+ * `hGetAll` sends HGETALL), else the first one.
  * @param {Span} span
  * @param {Trace} trace
+ * @param {string | null} [method] the client method the request called for it (`hGetAll`), when known
  * @returns {Trip | null}
  */
-export function tripOf (span, trace) {
+export function tripOf (span, trace, method = null) {
   const trips = span.trips
   if (trips === null || trips.length === 0) return null
   if (span.kind === 'socket') return trips[0]
   for (const trip of trips) if (trip.trace?.trace === trace) return trip
+  if (method !== null && trips.length > 1) {
+    const name = method.toLowerCase()
+    for (const trip of trips) if (trip.op?.split(' ', 1)[0].toLowerCase() === name) return trip
+  }
   return trips[0]
 }
 
-/** @param {Trip} trip @returns {string[]} */
-export function tripResource (trip) {
-  return [trip.protocol, trip.op ?? '', trip.endpoint]
+/**
+ * The client method a call site names (`Class.hGetAll` → `hGetAll`), or null.
+ * @param {{ api: string | null } | null} site
+ */
+export function methodOf (site) {
+  const api = site?.api
+  if (!api) return null
+  return api.slice(api.lastIndexOf('.') + 1) || null
+}
+
+/**
+ * @param {Trip} trip
+ * @param {string | null} [method] the client method the request called, for a trip it did not write: its command,
+ *   not the batch's name (`GET ×6`, `pipeline (INCR, GET)`: the commands of six requests an auto-pipelining client
+ *   wrote at once), when the batch holds it
+ * @returns {string[]}
+ */
+export function tripResource (trip, method = null) {
+  let op = trip.op ?? ''
+  if (method !== null) {
+    const batch = /^(\S+) ×\d+$/.exec(op) ?? /^pipeline \((.*)\)$/.exec(op)
+    const name = method.toUpperCase()
+    if (batch !== null && batch[1].split(', ').includes(name)) op = name
+  }
+  return [trip.protocol, op, trip.endpoint]
 }
 
 /**

@@ -12,6 +12,9 @@ import { foldPath, routeOf } from './route-timer.js'
 /** @typedef {import('./wait-spans.js').Span} Span */
 /** @typedef {import('./wait-spans.js').Trace} Trace */
 
+/** On a deferral of a traced request: the client-socket trips written from it so far. */
+const WRITES = Symbol('hotpath.writes')
+
 /** Async resources that live across requests (connections, servers, ports): never part of one request's context. */
 const SHARED = new Set([
   'TCPWRAP', 'TCPSERVERWRAP', 'PIPEWRAP', 'PIPESERVERWRAP', 'TLSWRAP', 'TTYWRAP', 'UDPWRAP', 'SIGNALWRAP',
@@ -396,13 +399,23 @@ export class WaitTracer {
     /** @type {Trace | undefined} */
     const trace = current[CTX]
     if (trace === undefined || trace.end !== 0) return undefined
+    // A deferral the request scheduled that writes several trips (a client that batches what a tick asked for in one
+    // setImmediate or nextTick: node-redis, ioredis's auto-pipelining) carries the commands of every request that asked
+    // in that tick, the first of them the one that scheduled it: the others are not known to be this request's (their
+    // own requests' waits still time them, by the replies that end them). One trip from a deferral — node:http's
+    // client writes a request from a nextTick — is the request's own.
+    const deferred = DEFERRALS.has(current[SPAN]?.kind)
+    if (deferred) {
+      current[WRITES] = (current[WRITES] ?? 0) + 1
+      if (current[WRITES] > 1) return undefined
+    }
     let stack = null
     if (trace.trips < MAX_TRIPS) {
       trace.trips++
       this.#stacks++
       stack = rawStack(this.#onWrite)
     }
-    return { trace, stack, parent: current[SPAN] ?? null }
+    return { trace, stack, parent: current[SPAN] ?? null, deferred }
   }
 
   /**
@@ -435,8 +448,10 @@ export class WaitTracer {
 
   /** @param {Trip} trip a round trip written from a traced request, now answered */
   #onTrip (trip) {
-    const { trace, stack, parent } = trip.trace
-    if (trace.end !== 0 || trace.spans.length >= MAX_SPANS + MAX_TRIPS) return
+    const { trace, stack, parent, deferred } = trip.trace
+    // Written from a deferral, its stack holds none of the app's frames: the awaits its reply ends say where the
+    // request made it, as they do for the trips of a batch that are not the request's own.
+    if (deferred || trace.end !== 0 || trace.spans.length >= MAX_SPANS + MAX_TRIPS) return
     trace.spans.push({ kind: 'socket', t0: trip.start, t1: trip.end, stack, parent, cause: null, trips: [trip], resource: null })
   }
 }
