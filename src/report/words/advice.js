@@ -1,7 +1,7 @@
 import { placeText, formatBytes, formatCount, formatMs } from '../format.js'
 import { experimentSentence } from './experiments.js'
 import { avoidableAdviceText, overloadText, polyfillText, precompileText } from './avoidable.js'
-import { whereWaited } from './waits.js'
+import { connectionsText, oneConnection, whereWaited } from './waits.js'
 
 /** @typedef {import('../../analysis/recommendations.js').Advice} Advice */
 /** @typedef {import('../../analysis/recommendations.js').CodeAt} CodeAt */
@@ -116,7 +116,10 @@ function waitAdviceText (kind, w) {
   if (kind === 'pool-too-small' && w.queue && w.pool) {
     const made = w.pool.site ? ` created at ${placeText(w.pool.site.file, w.pool.site.line)}${w.pool.limit ? ` with ${w.pool.limit.key}: ${w.pool.limit.value}` : ''}` : ''
     const call = callWord(w.resource.type)
-    return `Requests wait ${formatMs(w.queue.msPerWait)} for one of the ${w.pool.connections} connections to ${w.pool.endpoint} before their ${call} ${at} even starts (it takes ${formatMs(w.msPerTrip ?? 0)}): the pool${made} is too small for the concurrency you serve. Raise its limit (and the backend's connection limit with it), or make each ${call} shorter.`
+    const wait = `Requests wait ${formatMs(w.queue.msPerWait)} for ${connectionsText(w.pool)} to ${w.pool.endpoint} before their ${call} ${at} even starts (it takes ${formatMs(w.msPerTrip ?? 0)})`
+    // A client of one connection with no limit to raise (ioredis with auto-pipelining sends one batch at a time on it).
+    if (oneConnection(w.pool)) return `${wait}: the client${made} carries every request's ${call}s on that connection, each held until those before it are sent. Send fewer ${call}s a request (batch them), or spread them over more connections.`
+    return `${wait}: the pool${made} is too small for the concurrency you serve. Raise its limit (and the backend's connection limit with it), or make each ${call} shorter.`
   }
   if (kind === 'n-plus-one' && w.sequential) {
     const loop = w.sequential.loop !== null && placeText(w.sequential.loop.file, w.sequential.loop.line) !== placeText(w.site.file, w.site.line) ? `, called in a loop at ${placeText(w.sequential.loop.file, w.sequential.loop.line)}` : ''

@@ -76,7 +76,7 @@ const WORDS = {
   'pool-queue': {
     label: (f) => `queueing for a connection to ${f.endpoint}`,
     verdict: {
-      queueing: (f) => `${f.pool ? `pool of ${f.pool.connections} connection${f.pool.connections === 1 ? '' : 's'}, ${f.pool.busy} busy at once` : 'pool full'}; the query itself takes ${formatMs(f.msPerTrip)}`
+      queueing: (f) => `${f.pool ? `pool of ${f.pool.connections} connection${f.pool.connections === 1 ? '' : 's'}, ${f.pool.busy} busy at once` : 'pool full'}; the round trip itself takes ${formatMs(f.msPerTrip)}`
     }
   },
   'waits-traced': {

@@ -22,7 +22,7 @@ export function waitCounts (w) {
  */
 export function topWaitSentence (w) {
   const queued = w.queue && w.pool
-    ? `, ${formatPercent(w.queue.share, 0)} of it queueing for one of the ${w.pool.connections} connections ${w.pool.site ? `of the pool created at ${placeText(w.pool.site.file, w.pool.site.line)}` : `to ${w.pool.endpoint}`}`
+    ? `, ${formatPercent(w.queue.share, 0)} of it queueing for ${connectionsText(w.pool)} ${w.pool.site ? `of the ${oneConnection(w.pool) ? 'client' : 'pool'} created at ${placeText(w.pool.site.file, w.pool.site.line)}` : `to ${w.pool.endpoint}`}`
     : ''
   return ` Most of it (${formatPercent(w.share, 0)}) is spent ${whereWaited(w)} waiting on ${w.resource.name} (${waitCounts(w)})${queued}.`
 }
@@ -67,4 +67,21 @@ export function lineRanges (lines) {
     i = j
   }
   return out.join(', ')
+}
+
+/**
+ * A client that opened one connection and says no limit (a Redis client): no pool to enlarge, one connection that
+ * carries every request's commands.
+ * @param {{ connections: number, limit: { key: string, value: number } | null }} pool
+ */
+export function oneConnection (pool) {
+  return pool.connections === 1 && pool.limit === null
+}
+
+/**
+ * `one of the 10 connections`, `the one connection`
+ * @param {{ connections: number, limit: { key: string, value: number } | null }} pool
+ */
+export function connectionsText (pool) {
+  return pool.connections === 1 ? 'the one connection' : `one of the ${pool.connections} connections`
 }
