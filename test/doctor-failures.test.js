@@ -305,14 +305,8 @@ test('bad invocations: one clear line, non-zero exit, no stack trace', async () 
 
 test('a target that crashes mid-run is reported with what was collected', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'hotpath-doctor-'))
-  const script = join(dir, 'crash.mjs')
-  await writeFile(script, `
-    import http from 'node:http'
-    http.createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1')
-    setTimeout(() => { console.error('fatal: lost the database'); process.exit(9) }, 1500)
-  `)
   const json = join(dir, 'd.json')
-  const r = await hotpath(['doctor', '-d', '10', '--no-progress', '--save', join(dir, 'run'), '--json', json, '--', process.execPath, script])
+  const r = await hotpath(['doctor', '-d', '10', '--no-progress', '--save', join(dir, 'run'), '--json', json, '--', process.execPath, 'test/fixtures/servers/dies-mid-load.js'])
   assert.equal(r.code, 4, 'the target failed')
   assert.match(r.stdout, /^hotpath doctor: target-failed \(the target failed\)\n\n {2}The run did not measure the server: the target exited with code 9, [\d.]+ s into the load/)
   assert.match(r.stdout, /\| fatal: lost the database/)

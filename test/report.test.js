@@ -310,14 +310,8 @@ test('--on-port: no load-generator charts, requests/s from the server, and the p
 })
 
 test('a target that crashes mid-run still gets a report, with its last words', { skip }, async () => {
-  const script = join(work, 'crash.mjs')
-  await writeFile(script, `
-    import http from 'node:http'
-    http.createServer((req, res) => res.end('ok')).listen(0, '127.0.0.1')
-    setTimeout(() => { console.error('fatal: lost the database'); process.exit(9) }, 1500)
-  `)
   const html = join(work, 'crash.html')
-  const r = await hotpath(['doctor', '-d', '10', '--no-progress', '--save', join(work, 'crash'), '--report', html, '--', process.execPath, script])
+  const r = await hotpath(['doctor', '-d', '10', '--no-progress', '--save', join(work, 'crash'), '--report', html, '--', process.execPath, 'test/fixtures/servers/dies-mid-load.js'])
   assert.equal(r.code, 4)
   const { page, errors } = await openReport(html)
   assert.deepEqual(errors, [])
