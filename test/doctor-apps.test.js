@@ -227,13 +227,17 @@ describe('applications that wait on PostgreSQL and Redis', { skip: missing().pos
         const loop = waitAt(d, file, await lineOf(file, '// the loop'))
         assert.equal(d.culprits[0], loop, 'the loop comes first')
         assert.ok(loop.wait.sequential, `one after another: ${loop.reason}`)
-        // The request's own command, not the batch that carried it (`GET ×6`: six requests' GETs in one pipeline).
-        assert.equal(loop.wait.resource.op, 'GET')
+        // node-redis writes each command as a trip of its own: each is counted for the request whose command it is.
+        // ioredis writes a tick's commands as one pipeline (`GET ×6`: six requests' GETs in one trip), which the
+        // request that sent it owns, and a request's wait can still take that name, or miss one GET of twelve.
+        const exact = client === 'node-redis'
+        if (exact) assert.equal(loop.wait.resource.op, 'GET')
+        else assert.match(loop.wait.resource.op, /^GET( ×\d+)?$/)
         // The batch one request's deferral wrote held other requests' GETs: none of them is its own.
         const info = await stats.info('commandstats')
         const calls = Number(/cmdstat_get:calls=(\d+)/.exec(info)?.[1])
         const { total, sent } = d.load.requests
-        assert.ok(Math.abs(loop.wait.perRequest - 12) <= 1 && calls >= 12 * total && calls <= 12 * sent, `${loop.wait.perRequest} GETs a request; Redis ran ${calls} for ${total} requests answered, ${sent} sent`)
+        assert.ok(Math.abs(loop.wait.perRequest - 12) < (exact ? 0.5 : 1.5) && calls >= 12 * total && calls <= 12 * sent, `${loop.wait.perRequest} GETs a request; Redis ran ${calls} for ${total} requests answered, ${sent} sent`)
         assert.ok(d.culprits.every((/** @type {any} */ c) => c.measure !== 'waits' || c.wait.parallel === null), 'no wait read as round trips at once')
         assert.match(out, /an N\+1\. One MGET \(or a pipeline\) would save/)
         // One connection, no limit: no pool to enlarge (ioredis queues a pipeline behind the one in flight).

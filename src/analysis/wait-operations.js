@@ -99,9 +99,12 @@ export function operations (trace, waits) {
     /** @type {Span | undefined} */
     let awaited
     for (const s of list) if (!isNative(s) && s.trip >= 0 && (awaited === undefined || s.start > awaited.start)) awaited = s
+    // A trip another context wrote (a pool's queued query, a batch another request's tick sent): the request waited
+    // from its await, before the trip began.
+    const later = tripped?.own === 0 || tripped?.own === 2 ? awaited : undefined
     out.push({
-      start: awaited !== undefined && tripped?.own === 0 ? Math.min(start, awaited.start) : start,
-      end: Math.max(end, awaited !== undefined && tripped?.own === 0 ? awaited.start + awaited.dur : end),
+      start: later !== undefined ? Math.min(start, later.start) : start,
+      end: Math.max(end, later !== undefined ? later.start + later.dur : end),
       site,
       resource: named.resource,
       trip: tripped?.trip ?? -1,

@@ -98,7 +98,7 @@ export function addToAcc (acc, list, ms, waits) {
       // by the same request once a connection came free, as an HTTP agent does).
       const queued = Math.max(0, d - op.trip)
       acc.queuedMs += queued
-      if (op.own === 0 || queued >= QUEUED) acc.others++
+      if (op.own === 0 || op.own === 2 || queued >= QUEUED) acc.others++
       if (r[2]) acc.endpoints.set(r[2], (acc.endpoints.get(r[2]) ?? 0) + 1)
     }
     // The innermost await above it: the caller that loops, in an N+1.

@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks'
 import { DEFERRALS } from './wait-spans.js'
 import { siteOf } from './wait-sites.js'
-import { describe, methodOf, tripOf, tripResource } from './wait-resources.js'
+import { describe, methodOf, ownInBatch, tripOf, tripResource } from './wait-resources.js'
 
 /** @typedef {import('./wait-spans.js').Span} Span */
 /** @typedef {import('./wait-spans.js').Trace} Trace */
@@ -87,7 +87,7 @@ export class WaitRecorder {
       const site = siteOf(span)
       const method = methods.get(span.trips) ?? null
       const trip = tripOf(span, trace, method)
-      const resource = trip !== null ? tripResource(trip, trip.trace?.trace === trace ? null : method) : describe(span)
+      const resource = trip !== null ? tripResource(trip, method) : describe(span)
       let parent = span.parent
       while (parent !== null && !kept.has(parent)) parent = parent.parent
       spans.push([
@@ -99,7 +99,7 @@ export class WaitRecorder {
         this.#causeId(trip ?? span.cause ?? span),
         // A trip a read may not have answered (uncounted replies, others in flight) times nothing.
         trip !== null && trip.certain !== false ? round(trip.end - trip.start) : -1,
-        trip === null || trip.certain === false ? -1 : trip.trace?.trace === trace ? 1 : 0,
+        trip === null || trip.certain === false ? -1 : trip.trace?.trace === trace ? 1 : ownInBatch(trip, method) ? 2 : 0,
         parent === null ? -1 : /** @type {number} */ (kept.get(parent)),
         trip !== null && trip.certain !== false && trip.ahead !== undefined ? round(trip.ahead) : -1
       ])

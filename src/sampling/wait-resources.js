@@ -11,9 +11,10 @@ import { siteOf } from './wait-sites.js'
 /**
  * The client-socket trip that ended a span: its own, for a round trip; for a wait that a read resumed, the trip of
  * this request among those the read completed. When none was written by this request — a client that batches a
- * tick's commands in one deferred write (node-redis), a pool that wrote a queued query from another request's
- * callback — the one whose command the app called by name (Redis clients name their methods after the commands:
- * `hGetAll` sends HGETALL), else the first one.
+ * tick's commands in one deferred write (node-redis, ioredis's auto-pipelining), a pool that wrote a queued query
+ * from another request's callback — one that no other request wrote as its own, and of those the one whose command
+ * the app called by name (Redis clients name their methods after the commands: `hGetAll` sends HGETALL), else the
+ * first one.
  * @param {Span} span
  * @param {Trace} trace
  * @param {string | null} [method] the client method the request called for it (`hGetAll`), when known
@@ -25,10 +26,37 @@ export function tripOf (span, trace, method = null) {
   if (span.kind === 'socket') return trips[0]
   for (const trip of trips) if (trip.trace?.trace === trace) return trip
   if (method !== null && trips.length > 1) {
-    const name = method.toLowerCase()
-    for (const trip of trips) if (trip.op?.split(' ', 1)[0].toLowerCase() === name) return trip
+    const name = method.toUpperCase()
+    const free = trips.filter(t => t.trace?.trace === undefined)
+    for (const list of [free, trips]) for (const trip of list) if (commandsOf(trip).includes(name)) return trip
   }
   return trips[0]
+}
+
+/**
+ * The commands a trip carried: `GET`; `GET ×6` and `pipeline (INCR, GET)`, a pipeline's.
+ * @param {Trip} trip
+ * @returns {string[]}
+ */
+export function commandsOf (trip) {
+  const op = trip.op ?? ''
+  const batch = /^(\S+) ×\d+$/.exec(op) ?? /^pipeline \((.*)\)$/.exec(op)
+  return batch !== null ? batch[1].split(', ') : [op.split(' ', 1)[0].toUpperCase()]
+}
+
+/**
+ * Whether a trip written from a deferral (a batch of what a tick asked for), by another request or none, carried this
+ * request's command: one of a batch's trips that no request wrote as its own, or a pipeline — the commands of several
+ * requests in one trip — that holds the command the app called. (A pool's queued query is written from another
+ * request's callback, not a deferral: its hand-over stays a queue; a semaphore's release names no command.)
+ * @param {Trip} trip
+ * @param {string | null} method
+ */
+export function ownInBatch (trip, method) {
+  if (trip.trace?.deferred !== true || method === null) return false
+  const commands = commandsOf(trip)
+  if (!commands.includes(method.toUpperCase())) return false
+  return trip.trace.trace === undefined || /^(\S+ ×\d+|pipeline \(.*\))$/.test(trip.op ?? '')
 }
 
 /**
@@ -43,18 +71,15 @@ export function methodOf (site) {
 
 /**
  * @param {Trip} trip
- * @param {string | null} [method] the client method the request called, for a trip it did not write: its command,
- *   not the batch's name (`GET ×6`, `pipeline (INCR, GET)`: the commands of six requests an auto-pipelining client
- *   wrote at once), when the batch holds it
+ * @param {string | null} [method] the client method the request called: its command, not the batch's name (`GET ×6`,
+ *   `pipeline (INCR, GET)`: the commands of six requests an auto-pipelining client wrote at once), when the batch
+ *   holds it (a pipeline the app sent itself is sent by `exec`, which names none)
  * @returns {string[]}
  */
 export function tripResource (trip, method = null) {
-  let op = trip.op ?? ''
-  if (method !== null) {
-    const batch = /^(\S+) ×\d+$/.exec(op) ?? /^pipeline \((.*)\)$/.exec(op)
-    const name = method.toUpperCase()
-    if (batch !== null && batch[1].split(', ').includes(name)) op = name
-  }
+  const commands = commandsOf(trip)
+  const name = method?.toUpperCase()
+  const op = name !== undefined && commands.length > 1 && commands.includes(name) ? name : trip.op ?? ''
   return [trip.protocol, op, trip.endpoint]
 }
 

@@ -12,8 +12,13 @@ import { foldPath, routeOf } from './route-timer.js'
 /** @typedef {import('./wait-spans.js').Span} Span */
 /** @typedef {import('./wait-spans.js').Trace} Trace */
 
+/** On a deferral (nextTick, setImmediate, queueMicrotask) made while the tracer is on, traced request or not. */
+const DEFERRED = Symbol('hotpath.deferred')
 /** On a deferral of a traced request: the client-socket trips written from it so far. */
 const WRITES = Symbol('hotpath.writes')
+/** What a trip of a batch carries that is not the writer's own: no request, but the mark that a batch wrote it (the
+ * request whose command it carries finds it by its reply: wait-records.js). */
+const BATCHED = Object.freeze({ trace: undefined, stack: null, parent: null, deferred: true })
 
 /** Async resources that live across requests (connections, servers, ports): never part of one request's context. */
 const SHARED = new Set([
@@ -74,7 +79,9 @@ const MAX_TRIPS = 1000
  * @property {number[][]} spans each wait, as [start, duration, site id (-1: no app frame), resource id, kind id,
  *   what ended it (an id: waits ended by the same I/O share it), the duration of the client-socket round trip that
  *   ended it (-1: none), whether this request wrote that trip (1; 0 when another context did — a pool that queued the
- *   request's query wrote it later, from someone else's callback; -1: no trip), the span it began in (index, -1: none),
+ *   request's query wrote it later, from someone else's callback; 2 when another request's deferral wrote it (a batch of
+ *   what a tick asked for) and it carried this request's command — its own round trip, sent on another's tick; -1: no trip), the span it began
+ *   in (index, -1: none),
  *   the ms of that trip spent behind replies to earlier operations (-1: no trip; see Trip's `ahead`)]
  * @property {string} [route] `GET /orders/:id`: the request's method and route (route-timer.js)
  * @property {1} [cut] its client went away before the response was written: its waits stop there (see Trace's `cut`)
@@ -345,9 +352,12 @@ export class WaitTracer {
    */
   #init (type, triggerAsyncId, resource) {
     const current = /** @type {any} */ (executionAsyncResource())
-    if (DEFERRALS.has(type) && this.#cause !== null) {
-      resource[CAUSE] = this.#cause
-      resource[CAUSE_TRIPS] = this.#causeTrips
+    if (DEFERRALS.has(type)) {
+      resource[DEFERRED] = true
+      if (this.#cause !== null) {
+        resource[CAUSE] = this.#cause
+        resource[CAUSE_TRIPS] = this.#causeTrips
+      }
     }
     /** @type {Trace | undefined} */
     const trace = current[CTX]
@@ -396,18 +406,18 @@ export class WaitTracer {
   #onWrite () {
     if (!this.#enabled) return undefined
     const current = /** @type {any} */ (executionAsyncResource())
+    // A deferral that writes (a client that batches what a tick asked for in one setImmediate or nextTick: node-redis,
+    // ioredis's auto-pipelining) carries the commands of every request that asked in that tick, traced or not, the
+    // first of them the one that scheduled it: the others are not known to be that request's. They are marked as a
+    // batch's, and the requests whose replies they carry count them as their own (wait-records.js). One trip from a
+    // deferral — node:http's client writes a request from a nextTick — is the request's own.
+    const deferred = current[DEFERRED] === true
     /** @type {Trace | undefined} */
     const trace = current[CTX]
-    if (trace === undefined || trace.end !== 0) return undefined
-    // A deferral the request scheduled that writes several trips (a client that batches what a tick asked for in one
-    // setImmediate or nextTick: node-redis, ioredis's auto-pipelining) carries the commands of every request that asked
-    // in that tick, the first of them the one that scheduled it: the others are not known to be this request's (their
-    // own requests' waits still time them, by the replies that end them). One trip from a deferral — node:http's
-    // client writes a request from a nextTick — is the request's own.
-    const deferred = DEFERRALS.has(current[SPAN]?.kind)
+    if (trace === undefined || trace.end !== 0) return deferred ? BATCHED : undefined
     if (deferred) {
       current[WRITES] = (current[WRITES] ?? 0) + 1
-      if (current[WRITES] > 1) return undefined
+      if (current[WRITES] > 1) return BATCHED
     }
     let stack = null
     if (trace.trips < MAX_TRIPS) {
@@ -451,7 +461,7 @@ export class WaitTracer {
     const { trace, stack, parent, deferred } = trip.trace
     // Written from a deferral, its stack holds none of the app's frames: the awaits its reply ends say where the
     // request made it, as they do for the trips of a batch that are not the request's own.
-    if (deferred || trace.end !== 0 || trace.spans.length >= MAX_SPANS + MAX_TRIPS) return
+    if (deferred || trace === undefined || trace.end !== 0 || trace.spans.length >= MAX_SPANS + MAX_TRIPS) return
     trace.spans.push({ kind: 'socket', t0: trip.start, t1: trip.end, stack, parent, cause: null, trips: [trip], resource: null })
   }
 }
