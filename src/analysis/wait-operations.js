@@ -34,6 +34,15 @@
  */
 
 /**
+ * Whether a wait's trip was written by another context: a pool's queued query (0), or a batch another request's tick
+ * sent with this request's command in it (2).
+ * @param {number} own a span's or operation's `own`
+ */
+export function writtenByAnother (own) {
+  return own === 0 || own === 2
+}
+
+/**
  * Groups a traced request's spans into its waits.
  * @param {import('../sampling/wait-tracer.js').WaitRecord} trace
  * @param {WaitData} waits
@@ -101,7 +110,7 @@ export function operations (trace, waits) {
     for (const s of list) if (!isNative(s) && s.trip >= 0 && (awaited === undefined || s.start > awaited.start)) awaited = s
     // A trip another context wrote (a pool's queued query, a batch another request's tick sent): the request waited
     // from its await, before the trip began.
-    const later = tripped?.own === 0 || tripped?.own === 2 ? awaited : undefined
+    const later = tripped !== undefined && writtenByAnother(tripped.own) ? awaited : undefined
     out.push({
       start: later !== undefined ? Math.min(start, later.start) : start,
       end: Math.max(end, later !== undefined ? later.start + later.dur : end),

@@ -6,6 +6,7 @@ import { SourceCache } from '../profile/sources.js'
 import { displayPath } from './paths.js'
 import { enclosingLoop } from './source-loop.js'
 import { appFilesOf, packagePath } from './wait-packages.js'
+import { writtenByAnother } from './wait-operations.js'
 import { THRESHOLDS } from './rules.js'
 
 /** @typedef {import('./run-data.js').ThreadRecord} ThreadRecord */
@@ -98,7 +99,7 @@ export function addToAcc (acc, list, ms, waits) {
       // by the same request once a connection came free, as an HTTP agent does).
       const queued = Math.max(0, d - op.trip)
       acc.queuedMs += queued
-      if (op.own === 0 || op.own === 2 || queued >= QUEUED) acc.others++
+      if (writtenByAnother(op.own) || queued >= QUEUED) acc.others++
       if (r[2]) acc.endpoints.set(r[2], (acc.endpoints.get(r[2]) ?? 0) + 1)
     }
     // The innermost await above it: the caller that loops, in an N+1.

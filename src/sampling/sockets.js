@@ -68,7 +68,9 @@ const STACKS_PER_ENDPOINT = 3
 /**
  * @typedef {object} TraceHooks what the wait tracer needs from client sockets (see wait-tracer.js)
  * @property {() => boolean} active whether it traces now: trips are timed only then
- * @property {() => any} onWrite called as a trip starts: what to remember of the traced request making it (or undefined)
+ * @property {(endpoint: object, reading: boolean) => any} onWrite called as a trip starts, with its endpoint and
+ *   whether a client socket's read is running (its client writes from its reply's handlers): what to remember of the
+ *   traced request making it (or undefined)
  * @property {(trips: Trip[], count: number) => void} onRead called as a read completes trips, before the client sees
  *   the bytes, so that what runs next knows which trips it is the answer to
  * @property {(trip: Trip) => void} onTrip called when a trip that carries a trace completes
@@ -96,6 +98,8 @@ export class SocketWatcher {
   #nextId = 1
   /** @type {TraceHooks | null} */
   trace = null
+  /** Reads of watched sockets running now (a client's reply handlers run inside them). */
+  reading = 0
   /** @type {import('./driver-ops.js').DriverOps | null} what drivers announce on their tracing channels, while watched */
   drivers = null
   /** @type {{ trip: Trip, e: Endpoint, context: number } | null} the last trip started: a driver may announce it after */
@@ -182,12 +186,13 @@ export class SocketWatcher {
       if (chunk !== null && chunk !== undefined && watchers.has(watcher)) {
         try { resumed = trips.answered(chunk) } catch {}
       }
-      if (resumed === undefined) return push.call(this, chunk, encoding)
       // The client's reply callbacks run inside this push ('data'): they continue the request that wrote the trip.
+      watcher.reading++
       try {
         return push.call(this, chunk, encoding)
       } finally {
-        watcher.trace?.resumed(resumed)
+        watcher.reading--
+        if (resumed !== undefined) watcher.trace?.resumed(resumed)
       }
     }
   }
@@ -203,7 +208,7 @@ export class SocketWatcher {
   startTrip (e, op, protocol, above) {
     /** @type {Trip} */
     const trip = { id: this.#nextId++, start: performance.now(), end: 0, protocol, op, endpoint: e.endpoint, owners: e.owners, stats: SocketWatcher.statsOf(e, op, protocol) }
-    const trace = /** @type {TraceHooks} */ (this.trace).onWrite()
+    const trace = /** @type {TraceHooks} */ (this.trace).onWrite(e, this.reading > 0)
     if (trace !== undefined) trip.trace = trace
     this.#site(trip, above)
     this.#last = { trip, e, context: executionAsyncId() }

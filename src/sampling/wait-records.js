@@ -3,7 +3,7 @@
 
 import { performance } from 'node:perf_hooks'
 import { DEFERRALS } from './wait-spans.js'
-import { siteOf } from './wait-sites.js'
+import { isClientWork, siteOf } from './wait-sites.js'
 import { describe, methodOf, ownInBatch, tripOf, tripResource } from './wait-resources.js'
 
 /** @typedef {import('./wait-spans.js').Span} Span */
@@ -71,7 +71,7 @@ export class WaitRecorder {
     /** @type {Map<Span, number>} */
     const kept = new Map()
     for (const span of trace.spans) {
-      if (isWait(span, trace)) kept.set(span, kept.size)
+      if (isWait(span, trace) && !isClientWork(span)) kept.set(span, kept.size)
     }
     // The waits one read ended share its trips (one array): the client method one of them named tells them all which
     // reply was theirs (an await's own promise names none; the call's promise inside it does).

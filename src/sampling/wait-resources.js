@@ -39,24 +39,35 @@ export function tripOf (span, trace, method = null) {
  * @returns {string[]}
  */
 export function commandsOf (trip) {
-  const op = trip.op ?? ''
-  const batch = /^(\S+) ×\d+$/.exec(op) ?? /^pipeline \((.*)\)$/.exec(op)
-  return batch !== null ? batch[1].split(', ') : [op.split(' ', 1)[0].toUpperCase()]
+  return batchOf(trip.op ?? '') ?? [(trip.op ?? '').split(' ', 1)[0].toUpperCase()]
 }
 
 /**
- * Whether a trip written from a deferral (a batch of what a tick asked for), by another request or none, carried this
- * request's command: one of a batch's trips that no request wrote as its own, or a pipeline — the commands of several
- * requests in one trip — that holds the command the app called. (A pool's queued query is written from another
- * request's callback, not a deferral: its hand-over stays a queue; a semaphore's release names no command.)
+ * The commands of an op that names several in one trip (`GET ×6`, `pipeline (INCR, GET)`), else null.
+ * @param {string} op
+ * @returns {string[] | null}
+ */
+function batchOf (op) {
+  const batch = /^(\S+) ×\d+$/.exec(op) ?? /^pipeline \((.*)\)$/.exec(op)
+  return batch !== null ? batch[1].split(', ') : null
+}
+
+/**
+ * Whether a trip that no request wrote by its own call carried this request's command. A pool that writes a queued
+ * query as a connection comes free (in the read of another request's reply) hands it to the request that waited: that
+ * request's. A batch (written from a deferral, by another request or none) or a trip written outside every traced
+ * request (a client's chain of batches begun before the tracer was on) is the request's when it holds the command the
+ * app called — and a batch another request wrote, only when it holds several (a pipeline). A trip another request
+ * wrote by its own call is that request's: the wait for it stays a queue. A semaphore's release names no command.
  * @param {Trip} trip
  * @param {string | null} method
  */
 export function ownInBatch (trip, method) {
-  if (trip.trace?.deferred !== true || method === null) return false
-  const commands = commandsOf(trip)
-  if (!commands.includes(method.toUpperCase())) return false
-  return trip.trace.trace === undefined || /^(\S+ ×\d+|pipeline \(.*\))$/.test(trip.op ?? '')
+  const by = trip.trace
+  if (by?.handed === true) return true
+  if (method === null || (by !== undefined && by.deferred !== true)) return false
+  if (!commandsOf(trip).includes(method.toUpperCase())) return false
+  return by?.trace === undefined || batchOf(trip.op ?? '') !== null
 }
 
 /**
@@ -77,9 +88,8 @@ export function methodOf (site) {
  * @returns {string[]}
  */
 export function tripResource (trip, method = null) {
-  const commands = commandsOf(trip)
   const name = method?.toUpperCase()
-  const op = name !== undefined && commands.length > 1 && commands.includes(name) ? name : trip.op ?? ''
+  const op = name !== undefined && batchOf(trip.op ?? '')?.includes(name) ? name : trip.op ?? ''
   return [trip.protocol, op, trip.endpoint]
 }
 

@@ -2,6 +2,7 @@
 // on it, past the frames of Node, of node_modules and of the client class that opened the socket.
 
 import { parseFrame, isInternal, stackText } from './stack.js'
+import { CLIENT, DEFERRALS } from './wait-spans.js'
 import { packageName } from '../package-name.js'
 
 /** @typedef {import('./wait-spans.js').Span} Span */
@@ -34,6 +35,31 @@ export function rawStack (above) {
 }
 
 /**
+ * Who made a write, by the frames of its stack: 'app' when a frame of the app is on it (its call, made in that turn);
+ * else the one package whose frames it holds (a client writing from a callback it scheduled itself), or null when
+ * several packages' are (a middleware calling its store). A stack that cannot be read is taken as the app's.
+ * @param {{ stack?: string }} holder
+ * @returns {string | null}
+ */
+export function writerOf (holder) {
+  const text = stackText(holder)
+  if (text === '') return 'app'
+  /** @type {string | null} */
+  let writer = null
+  for (const line of text.split('\n')) {
+    const t = line.trim()
+    if (!t.startsWith('at ')) continue
+    const s = parseFrame(t.slice(3))
+    if (s === null || isInternal(s.file)) continue
+    const name = packageName(s.file)
+    if (name === null) return 'app'
+    if (writer === null) writer = name
+    else if (writer !== name) return null
+  }
+  return writer
+}
+
+/**
  * Where a span began in the app: its own stack's first app frame, else its parent's (a driver's callback or a nextTick
  * continues what the app started there).
  * @param {Span} span
@@ -46,11 +72,31 @@ export function siteOf (span) {
   const owners = span.trips?.[0]?.owners ?? []
   const text = span.stack !== null ? stackText(span.stack) : ''
   let site = text !== '' ? siteFromStack(text, owners) : null
+  span.appFrame = site !== null
   if (site === null && span.parent !== null && span.parent !== span) site = siteOf(span.parent)
   // No frame of the app on its stack nor on those of the waits it began in: the packages it went through say where.
   if (site === null && text !== '') site = packageSite(text)
   span.site = site
   return site
+}
+
+/**
+ * Whether a promise is a client's work for a batch rather than a wait of the request: made, with no frame of the app on
+ * its stack nor on those of the spans (the promises, the nextTicks) it began in, by a deferral that wrote a client's
+ * batch (see CLIENT) — ioredis's pipeline promise, made in the setImmediate the first request to ask scheduled, and
+ * what the pipeline's callback does for each request it answered. Its site would be that request's call, and it
+ * settles with the batch's reply: it made the request's wait read as begun at the client's call.
+ * @param {Span} span
+ */
+export function isClientWork (span) {
+  if (span.kind !== 'PROMISE') return false
+  for (let s = /** @type {Span | null} */ (span); s !== null; s = s.parent) {
+    if (DEFERRALS.has(s.kind) && /** @type {any} */ (s.resource)?.[CLIENT] !== undefined) return true
+    if (s.stack === null) return false
+    siteOf(s)
+    if (s.appFrame === true) return false
+  }
+  return false
 }
 
 /**

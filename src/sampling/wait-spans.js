@@ -11,6 +11,11 @@ export const CTX = Symbol('hotpath.trace')
 export const SPAN = Symbol('hotpath.span')
 export const CAUSE = Symbol('hotpath.cause')
 export const CAUSE_TRIPS = Symbol('hotpath.causeTrips')
+// CLIENT: on a deferral whose first write was a client's own (no frame of the app on its stack, one package's): the
+// endpoint it wrote to. A client that batches what a tick asked for (node-redis, ioredis's auto-pipelining) writes
+// from a deferral the first request to ask scheduled, and what that deferral starts works for every request whose
+// commands it carries.
+export const CLIENT = Symbol('hotpath.client')
 
 /** Deferrals: they continue the callback that scheduled them, and are no wait of their own. */
 export const DEFERRALS = new Set(['TickObject', 'Immediate', 'Microtask'])
@@ -29,6 +34,7 @@ export const DEFERRALS = new Set(['TickObject', 'Immediate', 'Microtask'])
  * @property {Trip[] | null} trips the client-socket trips the ending read completed
  * @property {object | null} resource the span's own async resource (a Timeout, an fs request…), to describe it
  * @property {WaitSite | null} [site]
+ * @property {boolean} [appFrame] its own stack holds a frame of the app (set with `site`)
  */
 
 /**

@@ -3,8 +3,8 @@
 // What the spans mean, where a wait began, on what, and how a request is written live in the wait-*.js modules.
 import { AsyncResource, createHook, executionAsyncId, executionAsyncResource } from 'node:async_hooks'
 import { performance } from 'node:perf_hooks'
-import { CAUSE, CAUSE_TRIPS, CTX, DEFERRALS, SPAN } from './wait-spans.js'
-import { rawStack } from './wait-sites.js'
+import { CAUSE, CAUSE_TRIPS, CLIENT, CTX, DEFERRALS, SPAN } from './wait-spans.js'
+import { rawStack, writerOf } from './wait-sites.js'
 import { WaitRecorder, waitedMs } from './wait-records.js'
 import { foldPath, routeOf } from './route-timer.js'
 
@@ -16,9 +16,19 @@ import { foldPath, routeOf } from './route-timer.js'
 const DEFERRED = Symbol('hotpath.deferred')
 /** On a deferral of a traced request: the client-socket trips written from it so far. */
 const WRITES = Symbol('hotpath.writes')
+/** On what a deferral's callback created, and what that created in turn: the deferral. */
+const FROM = Symbol('hotpath.from')
+/** On a client's deferral (see CLIENT) once what it started wrote again to its endpoint: a chain of the client's
+ * batches (ioredis writes the next pipeline from the callback of the one before), no request's. */
+const BATCH = Symbol('hotpath.batch')
 /** What a trip of a batch carries that is not the writer's own: no request, but the mark that a batch wrote it (the
  * request whose command it carries finds it by its reply: wait-records.js). */
 const BATCHED = Object.freeze({ trace: undefined, stack: null, parent: null, deferred: true })
+
+/** What a trip a client wrote by itself in the handlers of a reply carries: no request, but the mark that the client
+ * handed it on (a pool writing a queued query as a connection came free): the request waiting for it finds it by its
+ * reply (wait-resources.js). */
+const HANDED = Object.freeze({ trace: undefined, stack: null, parent: null, deferred: false, handed: true })
 
 /** Async resources that live across requests (connections, servers, ports): never part of one request's context. */
 const SHARED = new Set([
@@ -162,7 +172,7 @@ export class WaitTracer {
     /** @type {import('./sockets.js').TraceHooks} */
     this.socketHooks = {
       active: () => this.#enabled,
-      onWrite: () => this.#onWrite(),
+      onWrite: (endpoint, reading) => this.#onWrite(endpoint, reading),
       onRead: (trips) => { this.#causeTrips = trips },
       onTrip: (trip) => this.#onTrip(trip),
       resume: (trips) => this.#resume(trips),
@@ -359,6 +369,12 @@ export class WaitTracer {
         resource[CAUSE_TRIPS] = this.#causeTrips
       }
     }
+    const from = current[DEFERRED] === true ? current : current[FROM]
+    if (from !== undefined) {
+      resource[FROM] = from
+      // What a client's chain of batches starts serves every request whose commands the batches carry: it is none's.
+      if (from[BATCH] === true) return
+    }
     /** @type {Trace | undefined} */
     const trace = current[CTX]
     if (trace === undefined || trace.end !== 0 || trace.abandoned) return
@@ -402,30 +418,79 @@ export class WaitTracer {
     span.trips = this.#causeTrips
   }
 
-  /** @returns {any} */
-  #onWrite () {
+  /**
+   * What a trip written now carries of the traced request writing it. A deferral that writes (a client that batches
+   * what a tick asked for in one setImmediate or nextTick: node-redis, ioredis's auto-pipelining) carries the commands
+   * of every request that asked in that tick, traced or not, the first of them the one that scheduled it: its first
+   * trip is that request's (one trip from a deferral — node:http's client writes a request from a nextTick — is the
+   * request's own); the others are marked as a batch's, and the requests whose replies they carry count them as their
+   * own (wait-records.js). So are the trips a client's deferral goes on to write to its endpoint from what it started
+   * (ioredis writes the next pipeline from the callback of the one before), unless the app called for them there.
+   * @param {object} endpoint
+   * @param {boolean} reading a client socket's read is running
+   * @returns {any}
+   */
+  #onWrite (endpoint, reading) {
     if (!this.#enabled) return undefined
     const current = /** @type {any} */ (executionAsyncResource())
-    // A deferral that writes (a client that batches what a tick asked for in one setImmediate or nextTick: node-redis,
-    // ioredis's auto-pipelining) carries the commands of every request that asked in that tick, traced or not, the
-    // first of them the one that scheduled it: the others are not known to be that request's. They are marked as a
-    // batch's, and the requests whose replies they carry count them as their own (wait-records.js). One trip from a
-    // deferral — node:http's client writes a request from a nextTick — is the request's own.
-    const deferred = current[DEFERRED] === true
     /** @type {Trace | undefined} */
     const trace = current[CTX]
-    if (trace === undefined || trace.end !== 0) return deferred ? BATCHED : undefined
-    if (deferred) {
-      current[WRITES] = (current[WRITES] ?? 0) + 1
-      if (current[WRITES] > 1) return BATCHED
+    const live = trace !== undefined && trace.end === 0
+    if (reading) {
+      // In a reply's handlers (a read lends the request whose reply it is its context, #resume), a write is that
+      // request's when the app's callback made it; one the client makes there by itself is for whoever waited (a pool
+      // handing the connection to the next request's query), and made that request's round trip read as this one's,
+      // and its own as a queue.
+      if (!live) return HANDED
+      const stack = this.#writeStack(trace)
+      return stack !== null && writerOf(stack) === 'app' ? this.#own(trace, current, stack, false) : HANDED
     }
-    let stack = null
+    const from = current[DEFERRED] === true ? current : current[FROM]
+    if (from === undefined) return live ? this.#own(trace, current, null, false) : undefined
+    if (from === current) {
+      current[WRITES] = (current[WRITES] ?? 0) + 1
+      if (!live) return BATCHED
+      const stack = this.#writeStack(trace)
+      if (current[WRITES] === 1) {
+        const writer = stack !== null ? writerOf(stack) : 'app'
+        if (writer !== 'app' && writer !== null) current[CLIENT] = endpoint
+        return this.#own(trace, current, stack, true)
+      }
+      // The app's own call, made in a deferral (a handler run from the nextTick that ended a request's body).
+      return stack !== null && writerOf(stack) === 'app' ? this.#own(trace, current, stack, false) : BATCHED
+    }
+    // Untraced, it may carry a traced request's command, as any deferral's write may.
+    if (!live) return BATCHED
+    if (from[CLIENT] !== endpoint) return this.#own(trace, current, null, false)
+    const stack = this.#writeStack(trace)
+    if (stack !== null && writerOf(stack) === 'app') return this.#own(trace, current, stack, false)
+    from[BATCH] = true
+    return BATCHED
+  }
+
+  /**
+   * A trip the traced request wrote itself.
+   * @param {Trace} trace
+   * @param {any} current the async resource writing it
+   * @param {{ stack?: string } | null} stack taken already (#writeStack), else null
+   * @param {boolean} deferred written from a deferral (see #onTrip)
+   */
+  #own (trace, current, stack, deferred) {
     if (trace.trips < MAX_TRIPS) {
       trace.trips++
-      this.#stacks++
-      stack = rawStack(this.#onWrite)
+      stack ??= this.#writeStack(trace)
     }
     return { trace, stack, parent: current[SPAN] ?? null, deferred }
+  }
+
+  /**
+   * The stack of a write, while the request has stacks of trips left to take.
+   * @param {Trace} trace
+   */
+  #writeStack (trace) {
+    if (trace.trips >= MAX_TRIPS) return null
+    this.#stacks++
+    return rawStack(this.#onWrite)
   }
 
   /**
