@@ -1,5 +1,5 @@
 // hotpath doctor on applications built the way people build them, on the packages they use (test/fixtures/apps/): a
-// RealWorld-style API on Express + Sequelize, sessions in SQL through express-session, an ioredis leaderboard, a
+// RealWorld-style API on Express + Sequelize, a POST handler on a pool too small, sessions in SQL through express-session, an ioredis leaderboard, a
 // node-redis price list, a service behind a semaphore of its own, a client of a protocol no driver knows. Each waits on a real PostgreSQL or
 // Redis (Debian's packages, started here and stopped by PID). The verdict is io, the culprit the line to act on, and
 // the round trips a request are what the backend itself counted: PostgreSQL's pg_stat_statements, Redis's
@@ -113,8 +113,13 @@ describe('applications that wait on PostgreSQL and Redis', { skip: missing().pos
     assert.ok(d.culprits.indexOf(n1) <= 1, 'the N+1 is among the first culprits')
     assert.ok(n1.wait.sequential, 'one after another')
     assert.equal(n1.wait.resource.type, 'postgres')
-    // PostgreSQL ran `authors / pages` author lookups a request; the traced requests made as many.
-    assert.ok(Math.abs(n1.wait.perRequest - authors / pages) <= 1, `${n1.wait.perRequest} round trips a request, PostgreSQL ran ${(authors / pages).toFixed(2)}`)
+    // PostgreSQL ran one COUNT for each request that reached the page (and one as the app seeded), and after it as many
+    // lookups as the traced requests made for each answered, fewer for each in flight as a load stopped: four at most,
+    // in the load and in the phase the heap snapshots may add (authors / pages read 18.7 for 20 on a slow run).
+    const n = Math.round(n1.wait.perRequest)
+    const reached = pages - 1
+    const cut = 4 * (reached > d.load.requests.sent ? 2 : 1)
+    assert.ok(Math.abs(n1.wait.perRequest - n) < 0.2 && authors <= n * reached && authors >= n * (reached - cut), `${n1.wait.perRequest} round trips a request; PostgreSQL ran ${authors} after ${reached} COUNTs, ${d.load.requests.sent} requests sent`)
     assert.equal(n1.wait.sequential.loop?.line, await lineOf(file, 'for (const article of rows)'))
     const page = waitAt(d, file, await lineOf(file, 'await Article.findAndCountAll'))
     assert.ok(page.wait.perRequest >= 1.8 && page.wait.perRequest <= 2.2, `a COUNT and a page a request: ${page.wait.perRequest}`)
@@ -147,6 +152,31 @@ describe('applications that wait on PostgreSQL and Redis', { skip: missing().pos
     assert.ok(n1.wait.sequential, 'one after another')
     assert.equal(n1.wait.sequential.loop?.line, await lineOf(file, '// the loop'))
     assert.match(out, new RegExp(`busy-listing\\.js:${tags}, ${meta}, ${decorate}`))
+  })
+
+  test('a POST handler on a pool smaller than the load: each stock check is the request\'s, as PostgreSQL ran them', async () => {
+    // The pool writes a waiting request's query from the reply handlers of the request that freed its connection: that
+    // query is the waiting request's round trip (and its queue), not the other's.
+    // PostgreSQL one network hop away (each reply held 1 ms): the checks are the requests' time.
+    const file = `${APPS}/stock-check/server.js`
+    const hop = await startDelayProxy(postgres.port, 1)
+    try {
+      await db.query('SELECT pg_stat_statements_reset()')
+      const body = JSON.stringify({ lines: ['sku-3', 'sku-14', 'sku-15', 'sku-27', 'sku-40'].map(sku => ({ sku, qty: 1 })) })
+      const { d } = await doctor(file, { DATABASE_URL: postgres.url.replace(`:${postgres.port}/`, `:${hop.port}/`) }, ['-m', 'POST', '--path', '/orders', '-H', 'content-type: application/json', '-b', body, '-c', '8', '--no-retainers'])
+      assert.equal(d.category, 'io', d.summary)
+      assert.equal(d.load['2xx'], d.load.requests.total, 'every order was taken')
+      const check = waitAt(d, file, await lineOf(file, '// the stock check'))
+      assert.ok(d.culprits.indexOf(check) <= 1, `the checks are among the first culprits: ${d.culprits.map((/** @type {any} */ c) => `${c.file}:${c.line} ${c.measure} ${c.share}`).join(', ')}`)
+      assert.ok(check.wait.sequential, `one after another: ${check.reason}`)
+      assert.equal(check.wait.sequential.loop?.line, await lineOf(file, 'for (const line of lines)'))
+      const [calls] = await statementCalls([/SELECT qty FROM stock WHERE sku = \$1/])
+      const { total, sent } = d.load.requests
+      assert.ok(Math.abs(check.wait.perRequest - 5) < 0.2 && calls >= 5 * total && calls <= 5 * sent, `${check.wait.perRequest} checks a request; PostgreSQL ran ${calls} for ${total} requests answered, ${sent} sent`)
+      assert.ok(d.culprits.every((/** @type {any} */ c) => c.measure !== 'waits' || c.file === file), 'no wait charged to the packages')
+    } finally {
+      await hop.close()
+    }
   })
 
   test('express-session in SQL: the lookup blamed where the middleware is put on the path, the touch at the response', async () => {
@@ -227,17 +257,14 @@ describe('applications that wait on PostgreSQL and Redis', { skip: missing().pos
         const loop = waitAt(d, file, await lineOf(file, '// the loop'))
         assert.equal(d.culprits[0], loop, 'the loop comes first')
         assert.ok(loop.wait.sequential, `one after another: ${loop.reason}`)
-        // node-redis writes each command as a trip of its own: each is counted for the request whose command it is.
-        // ioredis writes a tick's commands as one pipeline (`GET ×6`: six requests' GETs in one trip), which the
-        // request that sent it owns, and a request's wait can still take that name, or miss one GET of twelve.
-        const exact = client === 'node-redis'
-        if (exact) assert.equal(loop.wait.resource.op, 'GET')
-        else assert.match(loop.wait.resource.op, /^GET( ×\d+)?$/)
-        // The batch one request's deferral wrote held other requests' GETs: none of them is its own.
+        // node-redis writes each command as a trip of its own; ioredis writes a tick's commands as one pipeline (`GET ×6`:
+        // six requests' GETs in one trip), and the next pipeline from the callback of the one before. Either way each
+        // request's GET is counted for it, by the command it called.
+        assert.equal(loop.wait.resource.op, 'GET')
         const info = await stats.info('commandstats')
         const calls = Number(/cmdstat_get:calls=(\d+)/.exec(info)?.[1])
         const { total, sent } = d.load.requests
-        assert.ok(Math.abs(loop.wait.perRequest - 12) < (exact ? 0.5 : 1.5) && calls >= 12 * total && calls <= 12 * sent, `${loop.wait.perRequest} GETs a request; Redis ran ${calls} for ${total} requests answered, ${sent} sent`)
+        assert.ok(Math.abs(loop.wait.perRequest - 12) < 0.5 && calls >= 12 * total && calls <= 12 * sent, `${loop.wait.perRequest} GETs a request; Redis ran ${calls} for ${total} requests answered, ${sent} sent`)
         assert.ok(d.culprits.every((/** @type {any} */ c) => c.measure !== 'waits' || c.wait.parallel === null), 'no wait read as round trips at once')
         assert.match(out, /an N\+1\. One MGET \(or a pipeline\) would save/)
         // One connection, no limit: no pool to enlarge (ioredis queues a pipeline behind the one in flight).
