@@ -477,8 +477,8 @@ export class WaitTracer {
    */
   #own (trace, current, stack, deferred) {
     if (trace.trips < MAX_TRIPS) {
-      trace.trips++
       stack ??= this.#writeStack(trace)
+      trace.trips++
     }
     return { trace, stack, parent: current[SPAN] ?? null, deferred }
   }
