@@ -34,6 +34,8 @@ export const COMMAND = /** @type {const} */ ({
 /** The messages a probe sends hotpath. */
 export const MESSAGE = /** @type {const} */ ({
   HELLO: 'hello',
+  /** the probe could not start in this thread (the target runs on without it) */
+  PROBE_FAILED: 'probe-failed',
   LISTENING: 'listening',
   /** the load window opened in this thread: its heap settled, its profiler on */
   STARTED: 'started',
@@ -113,6 +115,7 @@ export const RECORD = /** @type {const} */ ({
  * directory (where hotpath reads whether the out-of-memory killer killed it), `started` the heap
  * settled before the load: hotpath keeps them, for a target that dies before its event log is flushed.
  * @typedef {{ type: typeof MESSAGE.HELLO, pid: number, threadId: number, role: string, heapLimit?: number, oldGenerationLimit?: number | null, memoryLimit?: number | null, memoryGroup?: string | null, node?: string }
+ *   | { type: typeof MESSAGE.PROBE_FAILED, pid: number, threadId: number, error: string }
  *   | ListeningMessage
  *   | { type: typeof MESSAGE.STARTED, pid: number, threadId: number, heapUsed?: number }
  *   | { type: typeof MESSAGE.STOPPED, pid: number, threadId: number, settled?: { start?: number, end?: number }, gcMs?: number, windowMs?: number, traced?: number, clients?: number }

@@ -16,6 +16,8 @@ const HTTP_GRACE = 1000
 const NO_HTTP_WAIT = 1000
 /** The exit code of a load that failed (cli/exit-codes.js: LOAD_FAILED): a port that speaks no HTTP is one. */
 const LOAD_FAILED = 3
+/** The exit code of hotpath's own failure (docs/exit-codes.md): its probe could not start. */
+const INTERNAL_ERROR = 70
 
 /**
  * @typedef {object} Listening
@@ -50,6 +52,8 @@ export class TargetProcess {
     this.channel = new ProbeChannel()
     /** @type {Listening[]} */
     this.listening = []
+    /** @type {Map<number, string>} the processes whose probe could not start (their main thread's), with why */
+    this.probeFailed = new Map()
     /** @type {string[]} */
     this.stderrLines = []
     /** @type {string[]} */
@@ -108,6 +112,7 @@ export class TargetProcess {
   /** Keeps what the probes report listening (an attached target's probe reports the same: attach.js). */
   collectListening () {
     this.channel.on('message', (msg) => {
+      if (msg.type === MESSAGE.PROBE_FAILED && msg.threadId === 0) this.probeFailed.set(msg.pid, msg.error)
       if (msg.type === MESSAGE.LISTENING) {
         const local = msg.address === '::' || msg.address === '0.0.0.0' || msg.address === ''
         this.listening.push({
@@ -136,7 +141,13 @@ export class TargetProcess {
     let otherSince = null
     while (Date.now() < deadline) {
       const found = port !== undefined ? this.listening.find(l => l.port === port) : await this.httpListener(otherSince)
-      if (found) return found
+      if (found) {
+        const failed = this.probeFailed.get(found.pid)
+        if (failed !== undefined) {
+          throw new TargetError(`hotpath's probe could not start in the server (pid ${found.pid}): ${failed} — an internal error, please report it`, { exitCode: INTERNAL_ERROR, stderr: this.tail() })
+        }
+        return found
+      }
       if (port === undefined && otherSince === null && this.listening.length > 0) otherSince = Date.now()
       const tried = port === undefined ? this.noHttpSince() : null
       if (tried !== null && Date.now() - tried >= NO_HTTP_WAIT) {
