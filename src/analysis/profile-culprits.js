@@ -1,7 +1,7 @@
 // The culprits the profiles name: the functions that burn the CPU of some threads, or allocate the most in them,
 // from the CPU and heap profiles the probe recorded, as the diagnosis reports them (paths as the target sees them,
 // the threads they were found in, hotpath's own probe left out).
-import { fileURLToPath } from 'node:url'
+import { isHotpathFile } from '../hotpath-files.js'
 import { buildProfile } from '../profile/model.js'
 import { findAllocationCulprits, findCulprits } from '../profile/find-culprits.js'
 import { displayPath } from './paths.js'
@@ -73,7 +73,7 @@ export function profileCulprits (data, read, appRoot, cwd) {
     const model = buildProfile(profiles.length === 1 ? profiles[0].profile : profiles, { appRoot, sourceMaps: true, sources: runSources(data) })
     const only = profiles.length === 1 ? [threadOf(/** @type {ThreadRecord} */ (byLabel.get(profiles[0].label)))] : []
     const culprits = findCulprits(model, { limit: 15 })
-      .filter(c => !isOwnFile(c.file))
+      .filter(c => !isHotpathFile(c.file))
       .map(c => toCulprit(c, 'cpu', cwd, c.threads ? threadsByLabel(c.threads, byLabel) : only))
     return { culprits, model }
   } catch {
@@ -100,7 +100,7 @@ export function allocationCulprits (data, threads, heapKey, appRoot, cwd, cpuMod
     if (!heap) continue
     try {
       lists.push(findAllocationCulprits(heap, { appRoot, sources: runSources(data), limit: 15, ...(cpuModel ? { callProfiles: [cpuModel] } : {}) })
-        .filter(c => !isOwnFile(c.file))
+        .filter(c => !isHotpathFile(c.file))
         .map(c => toCulprit(c, 'allocations', cwd, [threadOf(t)])))
     } catch {}
   }
@@ -128,17 +128,6 @@ function threadsByLabel (found, byLabel) {
     if (t) out.push(threadOf(t))
   }
   return out
-}
-
-const OWN = fileURLToPath(new URL('../', import.meta.url))
-
-/**
- * hotpath's own probe runs inside the target; its frames are never the user's to fix.
- * @param {string} file
- */
-export function isOwnFile (file) {
-  const path = file.startsWith('file://') ? fileURLToPath(file) : file
-  return path.startsWith(OWN)
 }
 
 /**

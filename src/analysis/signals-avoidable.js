@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs'
 import { findAvoidable, shareInFiles } from '../profile/avoidable.js'
 import { appRootOf, displayPath } from './paths.js'
-import { cpuCulprits, isOwnFile } from './profile-culprits.js'
+import { isHotpathFile } from '../hotpath-files.js'
+import { cpuCulprits } from './profile-culprits.js'
 
 /** @typedef {import('../profile/avoidable.js').AvoidableKind} AvoidableKind */
 /** @typedef {import('../probe/runtime-hooks.js').RuntimeHook} RuntimeHook */
@@ -87,7 +88,7 @@ export function avoidableSignals (data, port) {
   /** @type {AvoidableSignal[]} */
   let costs
   try {
-    costs = findAvoidable(model, { isOwn: isOwnFile }).map(c => avoidableSignal(c, hooks, cwd))
+    costs = findAvoidable(model, { isOwn: isHotpathFile }).map(c => avoidableSignal(c, hooks, cwd))
   } catch {
     costs = []
   }
@@ -166,7 +167,7 @@ function polyfills (model, hooks, cwd) {
   for (const [root, list] of byRoot) {
     let share = 0
     try {
-      share = shareInFiles(model, (file) => codeRoot(file) === root, isOwnFile)
+      share = shareInFiles(model, (file) => codeRoot(file) === root, isHotpathFile)
     } catch {}
     const first = list[0]
     out.push({ replaced: list.map(h => h.name), package: packageOf(/** @type {string} */ (first.file)), file: displayPath(/** @type {string} */ (first.file), cwd), ...installer(first, cwd), share })

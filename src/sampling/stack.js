@@ -1,9 +1,7 @@
 import { fileURLToPath } from 'node:url'
+import { isHotpathFile } from '../hotpath-files.js'
 
 /** @typedef {{ function: string, file: string, line: number, column: number }} Site */
-
-// hotpath's own source folder: frames in it are the watcher, never the culprit.
-const OWN = fileURLToPath(new URL('../', import.meta.url))
 
 // Node's own formatter, as it was when the probe loaded (before the app's code could replace it).
 const NODE_PREPARE = Error.prepareStackTrace
@@ -122,7 +120,7 @@ export function fromCaller (frames) {
  * @param {string} file
  */
 export function isInternal (file) {
-  return file.startsWith('node:') || file.startsWith('internal/') || file.startsWith(OWN)
+  return file.startsWith('node:') || file.startsWith('internal/') || isHotpathFile(file)
 }
 
 /**

@@ -2,6 +2,7 @@
 // Node.js or in the engine goes to the nearest app function that called it; without an app frame on the stack, to the
 // nearest package frame, then the nearest Node.js frame. Engine-only stacks ((program), (garbage collector)) are
 // nobody's.
+import { isHotpathFile } from '../../hotpath-files.js'
 import { packageName } from '../../package-name.js'
 
 const OWNER_KINDS = /** @type {const} */ (['app', 'dependency', 'node'])
@@ -46,10 +47,18 @@ export function nearestOwners (model) {
   const n = nodes.length
   const near = OWNER_KINDS.map(() => new Int32Array(n).fill(-1))
   const via = OWNER_KINDS.map(() => new Int32Array(n).fill(-1))
+  // hotpath's probe runs in the target (its wait tracer inside the app's every promise): what it and what it calls take
+  // is the instrument's, charged to no one. Installed in the app, its frames are a package's, and the app function that
+  // made the promise took the tracer's time and allocations as its own.
+  const probe = new Uint8Array(n)
   for (let i = 0; i < n; i++) {
     const node = nodes[i]
-    const kind = frames[node.frame].kind
     const p = node.parent
+    if (isHotpathFile(frames[node.frame].file) || (p >= 0 && probe[p] === 1)) {
+      probe[i] = 1
+      continue
+    }
+    const kind = frames[node.frame].kind
     for (let k = 0; k < OWNER_KINDS.length; k++) {
       if (kind === OWNER_KINDS[k]) {
         near[k][i] = i
