@@ -1,5 +1,6 @@
 // hotpath doctor on applications built the way people build them, on the packages they use (test/fixtures/apps/): a
-// RealWorld-style API on Express + Sequelize, a POST handler on a pool too small, sessions in SQL through express-session, an ioredis leaderboard, a
+// RealWorld-style API on Express + Sequelize, a POST handler on a pool too small, a token check before a route on
+// knex, sessions in SQL through express-session, an ioredis leaderboard, a
 // node-redis price list, a service behind a semaphore of its own, a client of a protocol no driver knows. Each waits on a real PostgreSQL or
 // Redis (Debian's packages, started here and stopped by PID). The verdict is io, the culprit the line to act on, and
 // the round trips a request are what the backend itself counted: PostgreSQL's pg_stat_statements, Redis's
@@ -176,6 +177,33 @@ describe('applications that wait on PostgreSQL and Redis', { skip: missing().pos
       assert.ok(d.culprits.every((/** @type {any} */ c) => c.measure !== 'waits' || c.file === file), 'no wait charged to the packages')
     } finally {
       await hop.close()
+    }
+  })
+
+  test('a token check on node-redis before a route on knex: each round trip at its own line', async () => {
+    // Redis held 4 ms a reply (the token's read is a culprit of its own), PostgreSQL 1 ms. The route's first await
+    // makes a promise (knex's thenable) in the code the token's reply resumed: that GET was over before it began.
+    const file = `${APPS}/feed/server.js`
+    const pgHop = await startDelayProxy(postgres.port, 1)
+    const redisHop = await startDelayProxy(redis.port, 4)
+    try {
+      const { d } = await doctor(file, { DATABASE_URL: postgres.url.replace(`:${postgres.port}/`, `:${pgHop.port}/`), REDIS_URL: `redis://127.0.0.1:${redisHop.port}` }, ['--path', '/feed', '--no-retainers'])
+      assert.equal(d.category, 'io', d.summary)
+      const waits = d.culprits.filter((/** @type {any} */ c) => c.measure === 'waits' && c.file === file)
+      const named = JSON.stringify(waits.map((/** @type {any} */ c) => ({ line: c.line, resource: c.wait.resource.name, perRequest: c.wait.perRequest, breakdown: c.wait.breakdown })))
+      const likes = waitAt(d, file, await lineOf(file, '// the likes'))
+      assert.ok(Math.abs(likes.wait.perRequest - 6) < 0.2 && likes.wait.sequential, named)
+      // The token's read is a culprit of its own, or (near a fifth of the time) a line of the middleware's waits, with
+      // the route's first query that runs inside its next(): one round trip a request at each line either way.
+      const [token, posts] = [await lineOf(file, '// the token check'), await lineOf(file, '// the posts')]
+      const own = waits.find((/** @type {any} */ c) => c.line === token)
+      const rows = waits.flatMap((/** @type {any} */ c) => c.wait.breakdown ?? [])
+      if (own !== undefined && own.wait.breakdown === undefined) assert.ok(own.wait.resource.op === 'GET' && Math.abs(own.wait.perRequest - 1) < 0.1, named)
+      else assert.ok(rows.some((/** @type {any} */ r) => r.line === token && Math.abs(r.perRequest - 1) < 0.1), named)
+      assert.ok(rows.every((/** @type {any} */ r) => r.line !== posts || Math.abs(r.perRequest - 1) < 0.1), named)
+      assert.ok(waits.every((/** @type {any} */ c) => c.line !== posts || c.wait.resource.type === 'postgres'), `no Redis read at the posts' line: ${named}`)
+    } finally {
+      await Promise.all([pgHop.close(), redisHop.close()])
     }
   })
 

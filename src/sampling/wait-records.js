@@ -15,13 +15,23 @@ import { describe, methodOf, ownInBatch, tripOf, tripResource } from './wait-res
 const MIN_WAIT = 0.02
 
 /**
- * Whether a span of a finished request is a wait it is written with: ended within the request, long enough, and no
- * deferral.
+ * Whether a span of a finished request is a wait it is written with: ended within the request, long enough, no
+ * deferral, and not begun after the round trips whose read ended it were over — a promise made in the code that read
+ * resumed and settled by it (a query builder's `then` after the session's GET came back) waited on no I/O, and lent
+ * that GET its line.
  * @param {Span} span
  * @param {Trace} trace
  */
 function isWait (span, trace) {
-  return span.t1 !== 0 && span.t1 <= trace.end && span.t1 - span.t0 >= MIN_WAIT && !DEFERRALS.has(span.kind)
+  return span.t1 !== 0 && span.t1 <= trace.end && span.t1 - span.t0 >= MIN_WAIT && !DEFERRALS.has(span.kind) && !begunAfter(span)
+}
+
+/** @param {Span} span */
+function begunAfter (span) {
+  const trips = span.trips
+  if (trips === null || trips.length === 0) return false
+  for (const trip of trips) if (trip.end === 0 || trip.end > span.t0) return false
+  return true
 }
 
 /**
