@@ -204,3 +204,12 @@ test('a promise fired on the request path and not awaited is named where it star
   assert.ok(w.meanAgeMs > 0 && w.maxAgeMs >= w.meanAgeMs, JSON.stringify(w))
   assert.match(d.recommendations[i], /^Work fired and not awaited: .* starts uploadDebugCopy and does not await it .* await it, or bound it/)
 })
+
+test('what an awaited fetch leaves pending is fetch\'s own: no work fired and not awaited', async () => {
+  const { d } = await doctor('awaited-fetch.js', { args: ['-R', '50'] })
+  assert.notEqual(d.category, 'insufficient-data', d.summary)
+  const traced = d.evidence.find((/** @type {any} */ e) => e.signal === 'waits-traced')
+  assert.ok(traced, `its requests were traced: ${d.evidence.map((/** @type {any} */ e) => e.signal).join(', ')}`)
+  const kinds = d.facts.recommendations.map((/** @type {any} */ r) => r.kind)
+  assert.ok(!kinds.includes('await-or-bound'), JSON.stringify(d.recommendations))
+})

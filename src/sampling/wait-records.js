@@ -121,19 +121,26 @@ export class WaitRecorder {
   /**
    * The request's promises still pending when its response finished (work fired and not awaited): by site,
    * how many, how many settled since, and for how long after the response they lived — until they settled, else
-   * until now (the tracer's hooks may be off when a later one settles: then it reads as pending).
+   * until now (the tracer's hooks may be off when a later one settles: then it reads as pending). Not those made by a
+   * call the request awaited and got its answer from: what it left behind is the callee's own (fetch's body leaves
+   * promises of its stream pending long after `await res.json()` has its answer). Those are made in the same turn as
+   * the await on that call, at its line.
    * @param {Trace} trace
    * @returns {number[][]} [site id, count, settled, ms summed, ms at most]
    */
   #floating (trace) {
     /** @type {Map<number, number[]>} */
     const bySite = new Map()
+    /** @type {Map<Span | null, Span[]> | null} */
+    let settled = null
     const now = performance.now()
     for (const span of trace.spans) {
       // Promises only: the timers a response leaves behind are the runtime's own (a keep-alive socket's timeout).
       if (span.stack === null || span.kind !== 'PROMISE' || (span.t1 !== 0 && span.t1 <= trace.end)) continue
       const site = siteOf(span)
       if (site === null) continue
+      settled ??= settledByParent(trace)
+      if (settled.get(span.parent)?.some(s => sameLine(siteOf(s), site))) continue
       const id = this.#siteId(site)
       const age = (span.t1 !== 0 ? span.t1 : now) - trace.end
       const row = bySite.get(id) ?? [id, 0, 0, 0, 0]
@@ -194,6 +201,28 @@ class Table {
     return out
   }
 }
+
+/**
+ * A finished request's promises that settled within it, by the span they began in.
+ * @param {Trace} trace
+ */
+function settledByParent (trace) {
+  /** @type {Map<Span | null, Span[]>} */
+  const out = new Map()
+  for (const span of trace.spans) {
+    if (span.kind !== 'PROMISE' || span.stack === null || span.t1 === 0 || span.t1 > trace.end) continue
+    const list = out.get(span.parent)
+    if (list) list.push(span)
+    else out.set(span.parent, [span])
+  }
+  return out
+}
+
+/**
+ * @param {WaitSite | null} a
+ * @param {WaitSite} b
+ */
+const sameLine = (a, b) => a !== null && a.line === b.line && a.file === b.file
 
 /** @param {number} ms */
 const round = (ms) => Math.round(ms * 1000) / 1000
