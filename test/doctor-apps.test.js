@@ -175,6 +175,9 @@ describe('applications that wait on PostgreSQL and Redis', { skip: missing().pos
       const { total, sent } = d.load.requests
       assert.ok(Math.abs(check.wait.perRequest - 5) < 0.2 && calls >= 5 * total && calls <= 5 * sent, `${check.wait.perRequest} checks a request; PostgreSQL ran ${calls} for ${total} requests answered, ${sent} sent`)
       assert.ok(d.culprits.every((/** @type {any} */ c) => c.measure !== 'waits' || c.file === file), 'no wait charged to the packages')
+      // Eight requests at once on four connections: each check queues for one, at the pool the app made.
+      assert.ok(check.wait.queue !== null, `queued: ${JSON.stringify(check.wait)}`)
+      assert.deepEqual([check.wait.pool?.limit?.value, check.wait.pool?.site?.line], [4, await lineOf(file, 'new pg.Pool(')])
     } finally {
       await hop.close()
     }
