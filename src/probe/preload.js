@@ -28,51 +28,48 @@ if (path) {
       else probe?.onCommand(command)
     }, leave)
     if (runDir) {
-      await startProbe(channel, runDir, () => early ?? [], (p) => {
-        probe = p
-        early = null
-      })
+      try {
+        probe = await startProbe(channel, runDir)
+      } catch (err) {
+        // One that cannot start (a bug of hotpath's, a runtime it does not know) says why and leaves the target running
+        // without it: hotpath stops the run with that reason, rather than waiting for a probe that never comes.
+        const error = String(/** @type {any} */ (err)?.message ?? err).split('\n', 1)[0]
+        try { channel.send({ type: MESSAGE.PROBE_FAILED, pid: process.pid, threadId: isMainThread ? 0 : threadId, error }) } catch {}
+      }
+      const commands = early ?? []
+      early = null
+      if (probe !== null) {
+        // A worker thread made during the load (a lazy pool's) learns so from the environment it was given: one that
+        // is busy from its first message may not read its channel before the load ends (Node handles a port's queued
+        // messages in a batch, and the load keeps queueing more).
+        const loading = process.env[LOADING]
+        if (!isMainThread && loading !== undefined && !commands.some(c => c?.type === COMMAND.LOAD_STOP)) {
+          probe.onCommand({ type: COMMAND.STATE, loading: true, port: Number(loading) })
+        }
+        for (const command of commands) probe.onCommand(command)
+      }
     }
     reportListening(channel, probe)
   } catch {}
 }
 
 /**
- * Starts the full probe. One that cannot start (a bug of hotpath's, a runtime it does not know) says why and leaves
- * the target running without it: hotpath stops the run with that reason, rather than waiting for a probe that never
- * comes.
+ * Starts the full probe, watching the target's exit to flush it.
  * @param {ReturnType<typeof openChannel>} channel
  * @param {string} runDir
- * @param {() => any[]} early the commands hotpath sent before the probe was ready
- * @param {(probe: import('./probe.js').Probe | null) => void} ready from now on, commands go to the probe (none: dropped)
  */
-async function startProbe (channel, runDir, early, ready) {
-  try {
-    const { Probe } = await import('./probe.js')
-    const p = new Probe({
-      runDir,
-      channel,
-      interval: Number(process.env.HOTPATH_INTERVAL ?? 10),
-      runtime: process.env.HOTPATH_RUNTIME !== '0',
-      profileInterval: Number(process.env.HOTPATH_PROFILE_INTERVAL ?? 1000)
-    })
-    const commands = early()
-    ready(p)
-    p.start()
-    watchExit(p)
-    // A worker thread made during the load (a lazy pool's) learns so from the environment it was given: one that is
-    // busy from its first message may not read its channel before the load ends (Node handles a port's queued messages
-    // in a batch, and the load keeps queueing more).
-    const loading = process.env[LOADING]
-    if (!isMainThread && loading !== undefined && !commands.some(c => c?.type === COMMAND.LOAD_STOP)) {
-      p.onCommand({ type: COMMAND.STATE, loading: true, port: Number(loading) })
-    }
-    for (const command of commands) p.onCommand(command)
-  } catch (err) {
-    ready(null)
-    const error = String(/** @type {any} */ (err)?.message ?? err).split('\n', 1)[0]
-    try { channel.send({ type: MESSAGE.PROBE_FAILED, pid: process.pid, threadId: isMainThread ? 0 : threadId, error }) } catch {}
-  }
+async function startProbe (channel, runDir) {
+  const { Probe } = await import('./probe.js')
+  const p = new Probe({
+    runDir,
+    channel,
+    interval: Number(process.env.HOTPATH_INTERVAL ?? 10),
+    runtime: process.env.HOTPATH_RUNTIME !== '0',
+    profileInterval: Number(process.env.HOTPATH_PROFILE_INTERVAL ?? 1000)
+  })
+  p.start()
+  watchExit(p)
+  return p
 }
 
 /**

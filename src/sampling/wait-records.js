@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks'
 import { DEFERRALS } from './wait-spans.js'
 import { isClientWork, siteOf } from './wait-sites.js'
-import { describe, methodOf, ownInBatch, tripOf, tripResource } from './wait-resources.js'
+import { describe, methodOf, writtenFor, tripOf, tripResource } from './wait-resources.js'
 
 /** @typedef {import('./wait-spans.js').Span} Span */
 /** @typedef {import('./wait-spans.js').Trace} Trace */
@@ -109,7 +109,7 @@ export class WaitRecorder {
         this.#causeId(trip ?? span.cause ?? span),
         // A trip a read may not have answered (uncounted replies, others in flight) times nothing.
         trip !== null && trip.certain !== false ? round(trip.end - trip.start) : -1,
-        trip === null || trip.certain === false ? -1 : trip.trace?.trace === trace ? 1 : ownInBatch(trip, method) ? 2 : 0,
+        trip === null || trip.certain === false ? -1 : trip.trace?.trace === trace ? 1 : writtenFor(trip, method) ? 2 : 0,
         parent === null ? -1 : /** @type {number} */ (kept.get(parent)),
         trip !== null && trip.certain !== false && trip.ahead !== undefined ? round(trip.ahead) : -1
       ])

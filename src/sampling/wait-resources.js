@@ -38,7 +38,7 @@ export function tripOf (span, trace, method = null) {
  * @param {Trip} trip
  * @returns {string[]}
  */
-export function commandsOf (trip) {
+function commandsOf (trip) {
   return batchOf(trip.op ?? '') ?? [(trip.op ?? '').split(' ', 1)[0].toUpperCase()]
 }
 
@@ -53,7 +53,7 @@ function batchOf (op) {
 }
 
 /**
- * Whether a trip that no request wrote by its own call carried this request's command. A pool that writes a queued
+ * Whether a trip that no request wrote by its own call was written for this one, and carried its command. A pool that writes a queued
  * query as a connection comes free (in the read of another request's reply) hands it to the request that waited: that
  * request's. A batch (written from a deferral, by another request or none) or a trip written outside every traced
  * request (a client's chain of batches begun before the tracer was on) is the request's when it holds the command the
@@ -62,7 +62,7 @@ function batchOf (op) {
  * @param {Trip} trip
  * @param {string | null} method
  */
-export function ownInBatch (trip, method) {
+export function writtenFor (trip, method) {
   const by = trip.trace
   if (by?.handed === true) return true
   if (method === null || (by !== undefined && by.deferred !== true)) return false

@@ -442,30 +442,39 @@ export class WaitTracer {
       // handing the connection to the next request's query), and made that request's round trip read as this one's,
       // and its own as a queue.
       if (!live) return HANDED
-      const stack = this.#writeStack(trace)
-      return stack !== null && writerOf(stack) === 'app' ? this.#own(trace, current, stack, false) : HANDED
+      return this.#appWrite(trace, current) ?? HANDED
     }
     const from = current[DEFERRED] === true ? current : current[FROM]
     if (from === undefined) return live ? this.#own(trace, current, null, false) : undefined
     if (from === current) {
       current[WRITES] = (current[WRITES] ?? 0) + 1
       if (!live) return BATCHED
-      const stack = this.#writeStack(trace)
       if (current[WRITES] === 1) {
+        const stack = this.#writeStack(trace)
         const writer = stack !== null ? writerOf(stack) : 'app'
         if (writer !== 'app' && writer !== null) current[CLIENT] = endpoint
         return this.#own(trace, current, stack, true)
       }
       // The app's own call, made in a deferral (a handler run from the nextTick that ended a request's body).
-      return stack !== null && writerOf(stack) === 'app' ? this.#own(trace, current, stack, false) : BATCHED
+      return this.#appWrite(trace, current) ?? BATCHED
     }
     // Untraced, it may carry a traced request's command, as any deferral's write may.
     if (!live) return BATCHED
     if (from[CLIENT] !== endpoint) return this.#own(trace, current, null, false)
-    const stack = this.#writeStack(trace)
-    if (stack !== null && writerOf(stack) === 'app') return this.#own(trace, current, stack, false)
+    const own = this.#appWrite(trace, current)
+    if (own !== null) return own
     from[BATCH] = true
     return BATCHED
+  }
+
+  /**
+   * A write the app's own call made (a frame of the app on its stack), as the traced request's trip; else null.
+   * @param {Trace} trace
+   * @param {any} current
+   */
+  #appWrite (trace, current) {
+    const stack = this.#writeStack(trace)
+    return stack !== null && writerOf(stack) === 'app' ? this.#own(trace, current, stack, false) : null
   }
 
   /**

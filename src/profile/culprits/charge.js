@@ -50,11 +50,12 @@ export function nearestOwners (model) {
   // hotpath's probe runs in the target (its wait tracer inside the app's every promise): what it and what it calls take
   // is the instrument's, charged to no one. Installed in the app, its frames are a package's, and the app function that
   // made the promise took the tracer's time and allocations as its own.
+  const hotpath = frames.map(f => isHotpathFile(f.file))
   const probe = new Uint8Array(n)
   for (let i = 0; i < n; i++) {
     const node = nodes[i]
     const p = node.parent
-    if (isHotpathFile(frames[node.frame].file) || (p >= 0 && probe[p] === 1)) {
+    if (hotpath[node.frame] || (p >= 0 && probe[p] === 1)) {
       probe[i] = 1
       continue
     }
