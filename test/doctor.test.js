@@ -28,9 +28,15 @@ async function doctor (example) {
  */
 const evidence = (d, signal) => d.evidence.find((/** @type {any} */ e) => e.signal === signal)
 
+/**
+ * What a diagnosis said and saw, for an assertion's message: a verdict that CI found wrong says why there.
+ * @param {any} d
+ */
+const told = (d) => [d.summary, ...d.evidence.map((/** @type {any} */ e) => `${e.signal} ${JSON.stringify(e.value)} ${e.verdict ?? ''}: ${e.label}`)].join('\n')
+
 test('a healthy server is healthy, and the JSON keeps the contract', async () => {
   const { d, out, save } = await doctor('hello')
-  assert.equal(d.category, 'healthy')
+  assert.equal(d.category, 'healthy', told(d))
   assert.equal(d.tool, 'hotpath')
   assert.match(d.version, /^\d+\.\d+\.\d+/)
   assert.equal(typeof d.summary, 'string')
@@ -71,7 +77,7 @@ test('a healthy server is healthy, and the JSON keeps the contract', async () =>
 
 test('event-loop: a login API hashing passwords synchronously; the culprit is the pbkdf2Sync line', async () => {
   const { d, out } = await doctor('event-loop')
-  assert.equal(d.category, 'event-loop')
+  assert.equal(d.category, 'event-loop', told(d))
   assert.equal(evidence(d, 'cpu-per-request').verdict, 'high')
   // Each request runs start to end in one turn of the loop, so it is never seen in flight: its time on the server is
   // at least its CPU, not the 0 that Little's law alone would give.
@@ -92,7 +98,7 @@ test('event-loop: a login API hashing passwords synchronously; the culprit is th
 
 test('io: an API waiting on a slow upstream through a 5-socket agent', async () => {
   const { d } = await doctor('io')
-  assert.equal(d.category, 'io')
+  assert.equal(d.category, 'io', told(d))
   assert.equal(evidence(d, 'server-time').verdict, 'mostly waiting')
   const queue = evidence(d, 'agent-queue')
   assert.ok(queue && queue.value > 0, 'requests waiting for a socket are evidence')
@@ -131,7 +137,7 @@ test('io through fetch(): the call site and the endpoint it waits on, with ids a
   const r = await hotpath(['doctor', '-c', '8', '-d', '3', '--no-progress', '--save', join(dir, 'run'), '--json', json, '--', process.execPath, 'test/fixtures/servers/fetch-upstream.js'], { env: { PORT: '0' }, timeout: 60000, alone: true })
   assert.equal(r.code, 0, r.stderr)
   const d = JSON.parse(await readFile(json, 'utf8'))
-  assert.equal(d.category, 'io')
+  assert.equal(d.category, 'io', told(d))
   const caller = d.culprits[0]
   assert.equal(caller.measure, 'waits')
   assert.equal(caller.function, 'loadProfile')
@@ -177,7 +183,7 @@ test('requests are counted as the server saw them, and their time on the server 
 test('gc: a report built from throw-away objects', async () => {
   // The semi-space setting is advised unmeasured here; measuring it is test/doctor-experiments.test.js's.
   const { d } = await doctor('gc')
-  assert.equal(d.category, 'gc')
+  assert.equal(d.category, 'gc', told(d))
   assert.ok(evidence(d, 'gc-time').value >= 0.1)
   // The pauses come from V8's trace events, split by kind: this server's garbage dies young.
   assert.match(d.summary, /scavenge/)
@@ -189,31 +195,31 @@ test('gc: a report built from throw-away objects', async () => {
 test('memory-leak: an audit trail that only grows; the verdict first, then heap snapshots confirm it and name what keeps it', async () => {
   // (run with --snapshot-time 180s: the snapshots' time is the machine's, and what they find is what is tested here)
   const { d, out } = await doctor('memory-leak')
-  assert.equal(d.category, 'memory-leak')
+  assert.equal(d.category, 'memory-leak', told(d))
   // The verdict came before the snapshots (saying they follow), and the update after them says they confirmed it.
   assert.match(out, /^hotpath doctor: [\w-]+ \([\w -]+\)\n\n {2}.* Heap snapshots follow \(about \d+ s; Ctrl-C skips them\)/)
   const update = out.indexOf('\nhotpath doctor: memory-leak (memory leak) — confirmed by heap snapshots')
   assert.ok(update > 0, out)
   assert.match(out.slice(update), /Culprits\n {2}1\. auditTrail \(Array\) {2}examples\/memory-leak\/server\.js:\d+/)
   assert.match(out.slice(update), /Report: .*\(updated\)\n$/)
-  assert.equal(d.measured.facts.snapshots.state, 'taken')
+  assert.equal(d.measured.facts.snapshots.state, 'taken', JSON.stringify(d.measured.facts.snapshots))
   const growth = evidence(d, 'heap-growth')
-  assert.equal(growth.verdict, 'leak')
+  assert.equal(growth.verdict, 'leak', told(d))
   assert.ok(growth.value > 1e6, `grows ${growth.value} B/s`)
   // First what keeps the leak, found in heap snapshots after the load: the module's array, where it is declared.
   const kept = d.culprits[0]
   assert.equal(kept.measure, 'retained', JSON.stringify(d.culprits[0]))
-  assert.equal(kept.label, 'auditTrail (Array)')
-  assert.equal(kept.file, 'examples/memory-leak/server.js')
-  assert.equal(kept.line, await lineOf('examples/memory-leak/server.js', 'const auditTrail'))
+  assert.equal(kept.label, 'auditTrail (Array)', JSON.stringify(kept))
+  assert.equal(kept.file, 'examples/memory-leak/server.js', JSON.stringify(kept))
+  assert.equal(kept.line, await lineOf('examples/memory-leak/server.js', 'const auditTrail'), JSON.stringify(kept))
   assert.ok(kept.facts.count > 1000 && kept.facts.bytesPerRequest > 0, JSON.stringify(kept.facts))
-  assert.ok(kept.retainers.some((/** @type {any} */ r) => r.name === 'auditTrail'))
+  assert.ok(kept.retainers.some((/** @type {any} */ r) => r.name === 'auditTrail'), JSON.stringify(kept.retainers))
   // recordAudit is usually inlined into the handler, and V8's heap sampler then charges the handler: the culprit is
   // the helper, at the line that builds what is kept, when the samples show the calls it makes; when what survived the
   // full collection was sampled only in the handler's own frame, the handler that calls it.
   const top = d.culprits.find((/** @type {any} */ c) => c.measure === 'allocations')
   assert.ok(top, JSON.stringify(d.culprits))
-  assert.equal(top.file, 'examples/memory-leak/server.js')
+  assert.equal(top.file, 'examples/memory-leak/server.js', JSON.stringify(top))
   const lines = top.function === 'recordAudit'
     ? [await lineOf('examples/memory-leak/server.js', 'auditTrail.push('), await lineOf('examples/memory-leak/server.js', '.repeat(8)')]
     : [await lineOf('examples/memory-leak/server.js', 'recordAudit(req)'), await lineOf('examples/memory-leak/server.js', 'http.createServer(')]
@@ -222,7 +228,7 @@ test('memory-leak: an audit trail that only grows; the verdict first, then heap 
 
 test('the listener-per-request bug: the line that adds the listener, and the hashing call', async () => {
   const { d, out } = await doctor('listener-leak')
-  assert.equal(d.category, 'event-loop')
+  assert.equal(d.category, 'event-loop', told(d))
   const leak = evidence(d, 'listener-growth')
   assert.ok(leak.value >= 100, `${leak.value} listeners`)
   assert.match(leak.label, /'after' listeners on App/)
@@ -241,7 +247,7 @@ test('the listener-per-request bug: the line that adds the listener, and the has
 
 test('a cluster: every worker sampled and reported', async () => {
   const { d } = await doctor('cluster')
-  assert.equal(d.category, 'healthy')
+  assert.equal(d.category, 'healthy', told(d))
   const workers = d.processes.filter((/** @type {any} */ p) => p.role === 'cluster-worker')
   assert.equal(workers.length, 2)
   for (const w of workers) {
@@ -254,7 +260,7 @@ test('a cluster: every worker sampled and reported', async () => {
 
 test('worker threads: each thread sampled and reported', async () => {
   const { d } = await doctor('worker-threads')
-  assert.equal(d.category, 'healthy')
+  assert.equal(d.category, 'healthy', told(d))
   const main = d.processes.find((/** @type {any} */ p) => p.serving)
   const threads = main.threads.filter((/** @type {any} */ t) => t.threadId !== 0)
   assert.equal(threads.length, 2)
@@ -272,7 +278,7 @@ test('--on-port runs the user\'s own load; the window is its lifetime', async ()
   const r = await hotpath(['doctor', '--save', join(dir, 'run'), '--json', json, '--on-port', `"${process.execPath}" "${BIN}" load -c 2 -d 2 --no-progress http://127.0.0.1:$PORT/`, '--', process.execPath, 'examples/hello/server.js'], { env: { PORT: '0' }, alone: true })
   assert.equal(r.code, 0, r.stderr)
   const d = JSON.parse(await readFile(json, 'utf8'))
-  assert.equal(d.category, 'healthy')
+  assert.equal(d.category, 'healthy', told(d))
   assert.equal(d.load, null)
   assert.ok(d.run.window.end - d.run.window.start >= 1900)
   assert.ok(evidence(d, 'requests-per-second').value > 100)
