@@ -17,9 +17,10 @@ const PORT = 3999
  * The process uses 5 ms of CPU per sample; with `cpuEvery` > 1 it is read only on every cpuEvery-th sample, as the
  * probe reads it.
  * @param {string} dir
- * @param {{ cpuEvery?: number, end?: number }} [opts] end: ms into the run at which the load window closes
+ * @param {{ cpuEvery?: number, end?: number, sample?: object }} [opts] end: ms into the run at which the load window
+ *   closes; sample: fields every sample has instead
  */
-async function writeRun (dir, { cpuEvery = 1, end = 1000 } = {}) {
+async function writeRun (dir, { cpuEvery = 1, end = 1000, sample = {} } = {}) {
   const t0 = 1_800_000_000_000
   const monotonic = 5_000_000_000 // µs on the trace's clock at t0
   /** @type {object[]} */
@@ -49,7 +50,8 @@ async function writeRun (dir, { cpuEvery = 1, end = 1000 } = {}) {
           : { user: 0, system: 0, span: 0 },
       memory: { rss: 60e6, heapUsed: 10e6, heapTotal: 20e6, external: 1e6, arrayBuffers: 1e5 },
       gc: { count: 0, duration: 0, byKind: {} },
-      requests: [{ port: PORT, started: 10, finished: 10, inflight: 1 }]
+      requests: [{ port: PORT, started: 10, finished: 10, inflight: 1 }],
+      ...sample
     })
     // after an even sample, the next starts 0.8 ms after this one's whole-millisecond time: a pause ends in between
     if (k % cpuEvery === cpuEvery - 1) unread = 0
@@ -103,6 +105,26 @@ test('CPU read on every tenth sample only is spread back over the samples it cov
   assert.ok(Math.abs(perRequest(runs[1]) - 0.5) < 0.01, `every sample: ${perRequest(runs[1])} ms`)
   assert.ok(Math.abs(perRequest(runs[10]) - perRequest(runs[1])) < 0.005, `every tenth: ${perRequest(runs[10])} ms, every: ${perRequest(runs[1])} ms`)
   assert.equal(runs[10].category, runs[1].category)
+})
+
+test('a server waiting on an upstream, none of its requests traced, is io though V8\'s threads spend beside it', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'hotpath-analyse-'))
+  // As a fetch() API measured: 200 requests a second, 6 in flight (30 ms each on the server), 0.54 cores for the
+  // process of which its loop's thread ran 0.28; the rest is V8's compiler and GC threads, and the CPU profiler's.
+  await writeRun(dir, {
+    sample: {
+      utilization: 0.3,
+      cpu: { user: 4.4, system: 1 },
+      thread: { cpu: 2.8, wait: 0.2, span: 10 },
+      requests: [{ port: PORT, started: 2, finished: 2, inflight: 6 }]
+    }
+  })
+  const json = join(dir, 'd.json')
+  const r = await hotpath(['doctor', '--analyse', dir, '--json', json])
+  assert.equal(r.code, 0, r.stderr)
+  const d = JSON.parse(await readFile(json, 'utf8'))
+  assert.equal(d.category, 'io', d.summary)
+  assert.match(d.summary, /requests take 30\.0 ms on the server but only 2\.70 ms of CPU each/)
 })
 
 test('a thread\'s event-loop utilisation is over time: a busy worker that samples seldom reads busy', async () => {

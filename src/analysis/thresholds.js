@@ -30,6 +30,9 @@ export const THRESHOLDS = {
   cpuOfServerTime: 0.25,
   /** cores a serving process may use and still be called idle (waiting) */
   waitingCores: 0.5,
+  /** cores a process's other threads (V8's compilers and GC helpers, the CPU profiler's sampler) take beside its
+   * event loop in a run's first seconds, none of it the app's: a fetch() client warming up took 0.26 */
+  runtimeCores: 0.3,
   /** listeners for one event on one emitter */
   listeners: 100,
   /** share of the requests' server time spent waiting on one outgoing call for it to be evidence (and, for io, to blame) */
