@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks'
 import { executionAsyncId } from 'node:async_hooks'
 import { hookConnect, watchers, watchOpenSockets } from './connect-hook.js'
 import { SocketTrips } from './socket-trips.js'
-import { appSite, captureStack } from './stack.js'
+import { appSite, captureStack, isInternal, parseFrame } from './stack.js'
 
 /** @typedef {import('./stack.js').Site} Site */
 
@@ -289,7 +289,10 @@ export class SocketWatcher {
  * The classes whose methods or constructors stand between the app and a socket it opens: `BoundPool.connect` →
  * `BoundPool`, `new LineClient` → `LineClient`. A connection pool is one of them (its construction site, see pools.js,
  * is where its limit was set); a client class the app wrote itself is another, whose methods are the client's code
- * rather than the line where a request waits.
+ * rather than the line where a request waits. They end at the app's own code that called them (a function of the
+ * app's, not a method of one of its classes): what called that — node's HTTP parser, a framework's router — dispatched
+ * the request that happened to open the connection, and taken for the client it made the app's frames above it read
+ * as the client's (on Node 22, fetch() opens its connection inside the first request: no wait of the request had a line).
  * @param {string[]} frames
  * @returns {string[]}
  */
@@ -298,12 +301,20 @@ function ownerClasses (frames) {
   const out = []
   for (const frame of frames) {
     const m = /^(?:async\s+)?(?:new\s+([A-Za-z_$][\w$]*) \(|([A-Za-z_$][\w$]*)\.[\w$<>]+ \()/.exec(frame)
-    if (m === null) continue
-    const name = m[1] ?? m[2]
-    if (GENERIC.has(name)) continue
+    const name = m === null ? null : m[1] ?? m[2]
+    if (name === null || GENERIC.has(name)) {
+      if (isAppFrame(frame)) break
+      continue
+    }
     if (!out.includes(name)) out.push(name)
   }
   return out
+}
+
+/** @param {string} frame */
+function isAppFrame (frame) {
+  const site = parseFrame(frame)
+  return site !== null && !site.file.includes('/node_modules/') && !isInternal(site.file)
 }
 
 /** Receivers that name no client: Node's own classes and plain objects. */
