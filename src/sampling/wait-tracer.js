@@ -453,7 +453,11 @@ export class WaitTracer {
         const stack = this.#writeStack(trace)
         const writer = stack !== null ? writerOf(stack) : 'app'
         if (writer !== 'app' && writer !== null) current[CLIENT] = endpoint
-        return this.#own(trace, current, stack, true)
+        // A write no one client batches — Node's own (fetch() on Node 22 checks an idle socket in a setImmediate
+        // before it writes), or several packages' (a pool handing its client the query in a nextTick) — is the call's:
+        // its round trip is sited where the call made the deferral, as it is where a call writes at once (fetch() on
+        // Node 20), not at whichever await waits on it.
+        return this.#own(trace, current, stack, writer !== null)
       }
       // The app's own call, made in a deferral (a handler run from the nextTick that ended a request's body).
       return this.#appWrite(trace, current) ?? BATCHED
