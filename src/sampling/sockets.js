@@ -290,9 +290,10 @@ export class SocketWatcher {
  * `BoundPool`, `new LineClient` → `LineClient`. A connection pool is one of them (its construction site, see pools.js,
  * is where its limit was set); a client class the app wrote itself is another, whose methods are the client's code
  * rather than the line where a request waits. They end at the app's own code that called them (a function of the
- * app's, not a method of one of its classes): what called that — node's HTTP parser, a framework's router — dispatched
- * the request that happened to open the connection, and taken for the client it made the app's frames above it read
- * as the client's (on Node 22, fetch() opens its connection inside the first request: no wait of the request had a line).
+ * app's, not a method of one of its classes): what called that — node's HTTP parser, a framework's router —
+ * dispatched the request that happened to open the connection, and taken for the client it made the app's frames
+ * above it read as the client's (fetch() on Node 22 opens its connection inside the first request: no wait had a
+ * line).
  * @param {string[]} frames
  * @returns {string[]}
  */
