@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events'
 import { Stream } from 'node:stream'
-import { appSite, captureStack } from './stack.js'
+import { appSite, captureStack, isAppFile } from './stack.js'
 
 /** @typedef {import('./stack.js').Site} Site */
 
@@ -101,7 +101,7 @@ export class PoolWatcher {
     if (classes.length === 0) return
     const frames = captureStack(/** @type {Function} */ (this.#wrapped), 12)
     const site = appSite(frames)
-    if (site === null || site.file.includes('/node_modules/') || site.file.startsWith('node:')) return
+    if (site === null || !isAppFile(site.file)) return
     // A class that mixes EventEmitter's methods into its prototype takes its `constructor` too (ioredis's Redis reads
     // as an EventEmitter): the constructor the app called with `new`, on the stack, names it.
     const made = constructedBy(frames)

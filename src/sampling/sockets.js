@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks'
 import { executionAsyncId } from 'node:async_hooks'
 import { hookConnect, watchers, watchOpenSockets } from './connect-hook.js'
 import { SocketTrips } from './socket-trips.js'
-import { appSite, captureStack, isInternal, parseFrame } from './stack.js'
+import { appSite, captureStack, isAppFile, parseFrame } from './stack.js'
 
 /** @typedef {import('./stack.js').Site} Site */
 
@@ -304,18 +304,13 @@ function ownerClasses (frames) {
     const m = /^(?:async\s+)?(?:new\s+([A-Za-z_$][\w$]*) \(|([A-Za-z_$][\w$]*)\.[\w$<>]+ \()/.exec(frame)
     const name = m === null ? null : m[1] ?? m[2]
     if (name === null || GENERIC.has(name)) {
-      if (isAppFrame(frame)) break
+      const site = parseFrame(frame)
+      if (site !== null && isAppFile(site.file)) break
       continue
     }
     if (!out.includes(name)) out.push(name)
   }
   return out
-}
-
-/** @param {string} frame */
-function isAppFrame (frame) {
-  const site = parseFrame(frame)
-  return site !== null && !site.file.includes('/node_modules/') && !isInternal(site.file)
 }
 
 /** Receivers that name no client: Node's own classes and plain objects. */

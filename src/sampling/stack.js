@@ -124,6 +124,14 @@ export function isInternal (file) {
 }
 
 /**
+ * Whether a frame's file is the app's own: not Node's, not hotpath's, not a package's.
+ * @param {string} file
+ */
+export function isAppFile (file) {
+  return !isInternal(file) && !file.includes('/node_modules/')
+}
+
+/**
  * The app's own frame where it has one (a call made through an HTTP client library is the app's call), else the
  * first frame outside Node and hotpath. An anonymous function (a promise executor, a request handler) is named after
  * the app function it runs in, when the stack shows one.
@@ -132,7 +140,7 @@ export function isInternal (file) {
  */
 export function appSite (frames) {
   const sites = frames.map(parseFrame)
-  const isApp = (/** @type {Site | null} */ s) => s !== null && !s.file.includes('/node_modules/') && !s.file.startsWith('node:')
+  const isApp = (/** @type {Site | null} */ s) => s !== null && isAppFile(s.file)
   const i = sites.findIndex(isApp)
   if (i === -1) return firstUserSite(frames)
   const site = /** @type {Site} */ (sites[i])

@@ -53,9 +53,9 @@ function batchOf (op) {
 }
 
 /**
- * Whether a trip that no request wrote by its own call was written for this one, and carried its command. A pool that writes a queued
- * query as a connection comes free (in the read of another request's reply) hands it to the request that waited: that
- * request's. A batch (written from a deferral, by another request or none) or a trip written outside every traced
+ * Whether a trip that no request wrote by its own call was written for this one, and carried its command. A pool
+ * that writes a queued query as a connection comes free (in the read of another request's reply) hands it to the
+ * request that waited: that request's. A batch (written from a deferral, by another request or none) or a trip written outside every traced
  * request (a client's chain of batches begun before the tracer was on) is the request's when it holds the command the
  * app called — and a batch another request wrote, only when it holds several (a pipeline). A trip another request
  * wrote by its own call is that request's: the wait for it stays a queue. A semaphore's release names no command.

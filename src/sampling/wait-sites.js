@@ -1,7 +1,7 @@
 // Where in the app a wait began: the stack taken as it began (unformatted until the wait is kept), and the app's frame
 // on it, past the frames of Node, of node_modules and of the client class that opened the socket.
 
-import { parseFrame, isInternal, stackText } from './stack.js'
+import { isAppFile, isInternal, parseFrame, stackText } from './stack.js'
 import { CLIENT, DEFERRALS } from './wait-spans.js'
 import { packageName } from '../package-name.js'
 
@@ -140,7 +140,7 @@ export function siteFromStack (text, owners = []) {
     if (t.startsWith('at ')) frames.push(t.slice(3))
   }
   const sites = frames.map(parseFrame)
-  const isApp = (/** @type {import('./stack.js').Site | null} */ s) => s !== null && !isInternal(s.file) && !s.file.includes('/node_modules/')
+  const isApp = (/** @type {import('./stack.js').Site | null} */ s) => s !== null && isAppFile(s.file)
   const isOwner = (/** @type {import('./stack.js').Site | null} */ s) => s !== null && owners.some(o => s.function.replace(/^(async|new)\s+/, '').startsWith(`${o}.`))
   // Past the client's own code: its methods, and what they run below them (a promise executor, a callback).
   let from = 0

@@ -486,7 +486,8 @@ export class WaitTracer {
    * @param {Trace} trace
    * @param {any} current the async resource writing it
    * @param {{ stack?: string } | null} stack taken already (#writeStack), else null
-   * @param {boolean} deferred written from a deferral (see #onTrip)
+   * @param {boolean} deferred written from a deferral by a client that may batch there, or by the app: no round trip of
+   *   its own, the awaits its reply ends say where the request made it (see #onTrip)
    */
   #own (trace, current, stack, deferred) {
     if (trace.trips < MAX_TRIPS) {
@@ -537,8 +538,8 @@ export class WaitTracer {
   /** @param {Trip} trip a round trip written from a traced request, now answered */
   #onTrip (trip) {
     const { trace, stack, parent, deferred } = trip.trace
-    // Written from a deferral, its stack holds none of the app's frames: the awaits its reply ends say where the
-    // request made it, as they do for the trips of a batch that are not the request's own.
+    // Written from a deferral a client batches in, it may carry other requests' commands: the awaits its reply ends
+    // say where the request made it, as they do for the trips of a batch that are not the request's own.
     if (deferred || trace === undefined || trace.end !== 0 || trace.spans.length >= MAX_SPANS + MAX_TRIPS) return
     trace.spans.push({ kind: 'socket', t0: trip.start, t1: trip.end, stack, parent, cause: null, trips: [trip], resource: null })
   }
